@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Ingest throughput, measured against its peer and its floor in the same run:
+#   peer:  HolisticTraceAnalysis 0.5.0 parsing the same trace as a whole process
+#   floor: zcat of the same file
+# Usage: bench/ingest.sh [--scale GB]   (--scale also ingests GB of generated traces)
+# Needs: hyperfine (Debian), python3 -m venv; installs both if missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TRACE=../shared/traces/facebookresearch__HolisticTraceAnalysis/tests__data__df_index_resolver__df_index_resolver.json.gz
+SCALE_GB=0
+[ "${1:-}" = "--scale" ] && SCALE_GB=${2:?--scale needs a size in GB}
+[ -f "$TRACE" ] || { echo "missing $TRACE (../shared/traces)"; exit 1; }
+command -v hyperfine >/dev/null || { apt-get update -q && apt-get install -y -q hyperfine; }
+[ -x /usr/bin/time ] || apt-get install -y -q time
+make -s build
+BIN=$PWD/target/release/tracecast
+WORK=$(mktemp -d /tmp/tracecast-bench.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+# The peer, in its own virtual environment (bench/.venv, not committed).
+if [ ! -x bench/.venv/bin/python ]; then
+  python3 -m venv bench/.venv
+  bench/.venv/bin/pip install -q holistictraceanalysis==0.5.0
+fi
+mkdir -p "$WORK/hta"
+cp "$TRACE" "$WORK/hta/rank-1.json.gz"
+cat > "$WORK/hta.py" <<PY
+import logging, sys
+logging.disable(logging.CRITICAL)
+from hta.trace_analysis import TraceAnalysis
+TraceAnalysis(trace_dir=sys.argv[1])
+PY
+
+MB=$(zcat "$TRACE" | wc -c | awk '{printf "%.1f", $1/1e6}')
+echo "== single file: $TRACE ($MB MB of JSON)"
+hyperfine --warmup 1 --runs 5 --export-markdown "$WORK/single.md" \
+  -n "zcat (floor)" "zcat $TRACE > /dev/null" \
+  -n "tracecast ingest" --prepare "rm -rf $WORK/lake" "$BIN -q ingest $TRACE --lake $WORK/lake" \
+  -n "HTA 0.5.0 TraceAnalysis" "bench/.venv/bin/python $WORK/hta.py $WORK/hta"
+cat "$WORK/single.md"
+
+echo "== peak memory (max resident set, /usr/bin/time -v)"
+rm -rf "$WORK/lake"
+/usr/bin/time -v "$BIN" -q ingest "$TRACE" --lake "$WORK/lake" 2>&1 >/dev/null | grep -E "Maximum resident|Elapsed"
+/usr/bin/time -v bench/.venv/bin/python "$WORK/hta.py" "$WORK/hta" 2>&1 >/dev/null | grep -E "Maximum resident|Elapsed"
+
+echo "== whole directory: every trace in ../shared/traces"
+DIRS=$(find ../shared/traces -mindepth 1 -maxdepth 1 -type d | tr '\n' ' ')
+hyperfine --warmup 1 --runs 5 --prepare "rm -rf $WORK/lake" "$BIN -q ingest $DIRS --lake $WORK/lake"
+rm -rf "$WORK/lake"
+"$BIN" ingest $DIRS --lake "$WORK/lake"
+
+if [ "$SCALE_GB" != 0 ]; then
+  echo "== scale: about $SCALE_GB GB of generated (synthetic) traces"
+  # One job of 8 layers x 3 steps is ~90 KB of JSON; 600 layers makes ~6.5 MB per file.
+  JOBS=$(( SCALE_GB * 1000 / 6 ))
+  "$BIN" synth --out "$WORK/scale" --jobs "$JOBS" --layers 600 --steps 3 >/dev/null
+  du -sh "$WORK/scale"
+  rm -rf "$WORK/lake"
+  /usr/bin/time -v "$BIN" ingest "$WORK/scale" --lake "$WORK/lake" 2>&1 | grep -E "^ingested|Maximum resident|Elapsed"
+  du -sh "$WORK/lake"
+fi

@@ -1,0 +1,314 @@
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use tracecast_plan::perturb::ErrorDist;
+use tracecast_plan::planner::{Objective, PlannerConfig};
+use tracecast_plan::policies::BASELINES;
+use tracecast_plan::workload::{Penalty, Workload};
+use tracecast_plan::{Inputs, comparison_table};
+
+/// Plan a cluster schedule: job order, elastic GPU counts over time, placement.
+///
+/// Reads three inputs, each in any accepted format (see schemas/FORMATS.md):
+///   --jobs        tracecast plan_jobs CSV/Parquet, ElasticFlow trace CSV,
+///                 raw ITP CSV (rigid), Philly/Helios job log
+///   --cluster     tracecast cluster TOML (node groups, several GPU types)
+///                 or an ElasticFlow cluster_specs CSV (GPUs of --gpu-type)
+///   --throughput  tracecast plan_throughput CSV/Parquet, an ElasticFlow
+///                 throughput folder (<model>.csv; or one folder per GPU
+///                 type), or Gavel's throughput JSON; repeat to merge
+///
+/// Writes into --out: schedule.json (per job, segments of [start, end) with
+/// GPU type, count and nodes), schedule.csv (one row per segment),
+/// metrics.json, gantt.svg and utilization.svg, and prints a summary. Every
+/// schedule is verified (GPU capacity, no self-overlap, all work done)
+/// before it is written.
+///
+/// Objectives: jct (shortest predicted remaining GPU-time first with a
+/// starvation bound), deadline (admission control + earliest deadline first
+/// with the fewest GPUs that meet each deadline), makespan (longest first).
+/// Elastic jobs' GPU counts follow marginal throughput per GPU on their
+/// scaling curves; rigid jobs keep their requested count.
+///
+/// Examples:
+///   tracecast plan --jobs fixtures/plan/jobs.csv --cluster fixtures/plan/cluster.toml \
+///       --throughput fixtures/plan/throughput.csv --objective jct --out demo-out/plan --compare
+///   tracecast plan --jobs ../shared/cluster/elasticflow-itp/cluster10.csv \
+///       --cluster ../shared/cluster/cluster_specs/n4g8.csv \
+///       --throughput ../shared/cluster/throughputs/A100 --out /tmp/c10 --error normal:0.05
+#[derive(Args)]
+#[command(verbatim_doc_comment)]
+pub struct PlanArgs {
+    #[command(flatten)]
+    pub inputs: InputArgs,
+    /// What to optimise.
+    #[arg(long, value_enum, default_value_t = ObjectiveArg::Jct)]
+    pub objective: ObjectiveArg,
+    /// Output directory (created if missing).
+    #[arg(long)]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub planner: PlannerArgs,
+    /// Also run every baseline (fifo, sjf-oracle, tiresias, edf, fixed) and
+    /// print the comparison table (also written to DIR/comparison.md).
+    #[arg(long)]
+    pub compare: bool,
+    /// Plan with predictions that err: perturb the planner's throughputs by a
+    /// relative error per job, GPU type and count (normal:SIGMA,
+    /// uniform:HALFWIDTH or lognormal:SIGMA), execute on the truth, and report
+    /// average JCT against the plan made with true throughputs. The schedule
+    /// written is the one planned with errors (first seed).
+    #[arg(long, value_name = "DIST")]
+    pub error: Option<String>,
+    /// Seeds for --error (the loss is averaged over them).
+    #[arg(long, default_value_t = 5)]
+    pub error_seeds: u64,
+    /// Plan with this throughput table as the belief (e.g. `tracecast predict`
+    /// output) while --throughput stays the truth; reports the loss as --error does.
+    #[arg(long, value_name = "P")]
+    pub belief_throughput: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum ObjectiveArg {
+    Jct,
+    Makespan,
+    Deadline,
+}
+
+/// The three inputs, shared by `plan`, `simulate` and `verify`.
+#[derive(Args)]
+pub struct InputArgs {
+    /// Job file (CSV or Parquet; format recognised by its columns).
+    #[arg(long, value_name = "F")]
+    pub jobs: PathBuf,
+    /// Cluster spec: .toml (tracecast) or .csv (ElasticFlow cluster_specs).
+    #[arg(long, value_name = "F")]
+    pub cluster: PathBuf,
+    /// Throughput source(s): file or folder; repeat to merge (e.g. A100 and T4 folders).
+    #[arg(long, value_name = "P", required = true)]
+    pub throughput: Vec<PathBuf>,
+    /// GPU type of an ElasticFlow cluster CSV [default: the throughput table's only type, else A100].
+    #[arg(long)]
+    pub gpu_type: Option<String>,
+    /// Throughput factor for a job spread over more nodes than its count needs
+    /// (used unless the table gives a figure for that many nodes).
+    #[arg(long, default_value_t = 0.9)]
+    pub node_penalty: f64,
+    /// Further factor for a job spread over more switches than needed.
+    #[arg(long, default_value_t = 0.9)]
+    pub switch_penalty: f64,
+}
+
+/// Knobs of the planner (defaults in brackets are what the benchmarks use).
+#[derive(Args)]
+pub struct PlannerArgs {
+    /// Seconds a job makes no progress after its GPU count, type or nodes change (checkpoint-restart cost).
+    #[arg(long, default_value_t = 30.0)]
+    pub restart_s: f64,
+    /// A job that has waited this many seconds is served before all others.
+    #[arg(long, default_value_t = 86_400.0)]
+    pub starvation_s: f64,
+    /// Least marginal efficiency (extra one-GPU-equivalents per extra GPU) worth giving a GPU for.
+    #[arg(long, default_value_t = 0.1)]
+    pub min_gain: f64,
+    /// Keep every job at its requested GPU count (no elastic scaling).
+    #[arg(long)]
+    pub no_elastic: bool,
+}
+
+impl InputArgs {
+    pub fn load(&self) -> anyhow::Result<Inputs> {
+        for (name, v) in [
+            ("--node-penalty", self.node_penalty),
+            ("--switch-penalty", self.switch_penalty),
+        ] {
+            if !(v > 0.0 && v <= 1.0) {
+                bail!("{name} must be in (0, 1], not {v}");
+            }
+        }
+        let penalty = Penalty {
+            node: self.node_penalty,
+            switch: self.switch_penalty,
+        };
+        let inputs = tracecast_plan::load(
+            &self.jobs,
+            &self.cluster,
+            &self.throughput,
+            self.gpu_type.as_deref(),
+            penalty,
+        )?;
+        if !inputs.skipped.is_empty() {
+            tracing::warn!(
+                "skipped {} job rows (first: {})",
+                inputs.skipped.len(),
+                inputs.skipped[0]
+            );
+        }
+        Ok(inputs)
+    }
+}
+
+impl PlannerArgs {
+    pub fn config(&self, objective: Objective) -> anyhow::Result<PlannerConfig> {
+        if !(self.restart_s >= 0.0 && self.starvation_s > 0.0 && self.min_gain >= 0.0) {
+            bail!("--restart-s and --min-gain must be >= 0 and --starvation-s > 0");
+        }
+        Ok(PlannerConfig {
+            objective,
+            elastic: !self.no_elastic,
+            starvation_s: self.starvation_s,
+            restart_s: self.restart_s,
+            min_gain: self.min_gain,
+            ..PlannerConfig::default()
+        })
+    }
+}
+
+pub fn describe_inputs(args: &InputArgs, inputs: &Inputs) -> String {
+    let w = &inputs.workload;
+    let elastic = w.jobs.iter().filter(|j| j.elastic).count();
+    let deadlines = w.jobs.iter().filter(|j| j.deadline.is_some()).count();
+    format!(
+        "jobs:       {} ({} format: {} elastic, {} rigid, {} with deadlines) from {}\n\
+         cluster:    {} from {}\n\
+         throughput: {} figures, job types {}, GPU types {} from {}",
+        w.jobs.len(),
+        inputs.job_format.name(),
+        elastic,
+        w.jobs.len() - elastic,
+        deadlines,
+        args.jobs.display(),
+        w.cluster.describe(),
+        args.cluster.display(),
+        inputs.table.len(),
+        inputs.table.job_types().join(","),
+        inputs.table.gpu_type_names.join(","),
+        inputs.table.sources.join(" + "),
+    )
+}
+
+pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
+    let objective = match args.objective {
+        ObjectiveArg::Jct => Objective::Jct,
+        ObjectiveArg::Makespan => Objective::Makespan,
+        ObjectiveArg::Deadline => Objective::Deadline,
+    };
+    let cfg = args.planner.config(objective)?;
+    let inputs = args.inputs.load()?;
+    let w = &inputs.workload;
+    let policy = format!("plan-{}", objective.name());
+    println!("{}", describe_inputs(&args.inputs, &inputs));
+
+    // The schedule to write: planned on the truth, or on the belief under test.
+    let mut belief: Option<(String, Workload)> = None;
+    let dist = args
+        .error
+        .as_deref()
+        .map(ErrorDist::parse)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--error: {e}"))?;
+    if let Some(d) = dist {
+        if args.error_seeds == 0 {
+            bail!("--error-seeds must be at least 1");
+        }
+        belief = Some((
+            format!("predicted with {d} error (seed 1)"),
+            tracecast_plan::perturb::perturb(w, d, 1),
+        ));
+    }
+    if let Some(p) = &args.belief_throughput {
+        if belief.is_some() {
+            bail!("--error and --belief-throughput are exclusive");
+        }
+        let table = tracecast_plan::throughput::read_throughput(p)?;
+        let (bw, fallbacks) = tracecast_plan::belief_from_table(w, &table);
+        if fallbacks > 0 {
+            tracing::warn!(
+                "{fallbacks} job x GPU-type pairs are not in {}; they use the true throughput",
+                p.display()
+            );
+        }
+        belief = Some((format!("belief from {}", p.display()), bw));
+    }
+
+    let planned = tracecast_plan::run_policy(belief.as_ref().map_or(w, |b| &b.1), &policy, &cfg)
+        .with_context(|| format!("plan {policy}"))?;
+    let files = tracecast_plan::write_outputs(&args.out, w, &planned)?;
+    let m = &planned.metrics;
+    println!(
+        "\n{policy}{}: planned in {:.3}s, schedule verified",
+        belief
+            .as_ref()
+            .map_or(String::new(), |b| format!(" ({})", b.0)),
+        m.planning_s.unwrap_or(0.0)
+    );
+    println!(
+        "  avg JCT {:.2}h  median {:.2}h  p99 {:.2}h  makespan {:.1}h  GPU utilization {:.1}%  avg queueing {:.2}h",
+        m.avg_jct_s / 3600.0,
+        m.median_jct_s / 3600.0,
+        m.p99_jct_s / 3600.0,
+        m.makespan_s / 3600.0,
+        m.gpu_utilization * 100.0,
+        m.avg_queueing_delay_s / 3600.0
+    );
+    if let Some(r) = m.deadline_hit_rate {
+        println!(
+            "  deadlines met: {:.1}% of {} jobs with one",
+            r * 100.0,
+            m.deadline_jobs
+        );
+    }
+    println!(
+        "  {} segments, {} restarts, {} segments on interpolated throughput (listed in schedule.json `interpolated`)",
+        m.segments, m.restarts, m.interpolated_segments
+    );
+
+    if let Some((label, _)) = &belief {
+        let truth = tracecast_plan::run_policy(w, &policy, &cfg)?
+            .metrics
+            .avg_jct_s;
+        println!(
+            "\nplanning with predictions ({label}): avg JCT {:.3}h vs {:.3}h with true throughputs: {:+.2}%",
+            m.avg_jct_s / 3600.0,
+            truth / 3600.0,
+            (m.avg_jct_s / truth - 1.0) * 100.0
+        );
+        if let Some(d) = dist {
+            let seeds: Vec<u64> = (1..=args.error_seeds).collect();
+            let e = tracecast_plan::prediction_error(w, &policy, &cfg, d, &seeds)?;
+            println!(
+                "  over {} seeds: mean {:+.2}%, worst {:+.2}%",
+                seeds.len(),
+                e.mean_loss * 100.0,
+                e.max_loss * 100.0
+            );
+            let json = serde_json::to_string_pretty(&e)?;
+            std::fs::write(args.out.join("prediction_error.json"), json + "\n")?;
+        }
+    }
+
+    if args.compare {
+        let mut rows = vec![planned.metrics.clone()];
+        for (name, r) in BASELINES
+            .iter()
+            .zip(tracecast_plan::run_policies(w, BASELINES, &cfg))
+        {
+            rows.push(r.with_context(|| format!("baseline {name}"))?.metrics);
+        }
+        let table = comparison_table(&rows);
+        println!("\n{table}");
+        std::fs::write(args.out.join("comparison.md"), &table)?;
+    }
+    println!(
+        "\nwrote {}",
+        files
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    Ok(ExitCode::SUCCESS)
+}

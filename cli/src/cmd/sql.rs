@@ -1,0 +1,137 @@
+use std::fs::File;
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use clap::{Args, ValueEnum};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::sql::parser::DFParser;
+use tracecast_features::{open_lake, table_names, LakeOptions};
+
+/// Query the lake with SQL (Apache DataFusion's dialect).
+///
+/// Every lake table is available under its own name: traces, devices, steps,
+/// ops, launches, kernels, memcpy, comms, et_nodes, _ingest_log, and the view
+/// et_op_links. Columns are documented in schemas/TABLES.md. Times are
+/// integer nanoseconds.
+///
+/// Examples:
+///   tracecast sql --lake lake "SELECT gpu_name, count(*) AS traces FROM traces GROUP BY 1"
+///   tracecast sql --lake lake "SELECT name, sum(dur_ns)/1e6 AS ms FROM kernels GROUP BY 1 ORDER BY 2 DESC LIMIT 10"
+///   tracecast sql --lake lake -f report.sql --format csv --out report.csv
+#[derive(Args)]
+#[command(verbatim_doc_comment)]
+pub struct SqlArgs {
+    /// The lake directory.
+    #[arg(long)]
+    lake: PathBuf,
+    /// The query. Several statements separated by `;` run in order; the last one's rows are printed.
+    #[arg(required_unless_present = "file", conflicts_with = "file")]
+    query: Option<String>,
+    /// Read the query from a file instead.
+    #[arg(short = 'f', long = "file", value_name = "FILE.sql")]
+    file: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = OutputFormat::Table)]
+    format: OutputFormat,
+    /// Write the result here instead of standard output (required for parquet).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Memory DataFusion may use before spilling (MiB).
+    #[arg(long, value_name = "MIB")]
+    memory_limit: Option<usize>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum OutputFormat {
+    Table,
+    Csv,
+    Json,
+    Parquet,
+}
+
+pub fn run(args: SqlArgs) -> anyhow::Result<ExitCode> {
+    let sql = match (&args.query, &args.file) {
+        (Some(q), _) => q.clone(),
+        (None, Some(f)) => std::fs::read_to_string(f).with_context(|| format!("read {}", f.display()))?,
+        (None, None) => unreachable!("clap requires one"),
+    };
+    if matches!(args.format, OutputFormat::Parquet) && args.out.is_none() {
+        bail!("--format parquet needs --out FILE");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let batches = runtime.block_on(query(&args, &sql))?;
+    match &args.out {
+        Some(path) => {
+            let tmp = path.with_extension("tmp-partial");
+            let mut file = io::BufWriter::new(File::create(&tmp).with_context(|| format!("create {}", tmp.display()))?);
+            write(args.format, &batches, &mut file).with_context(|| format!("write {}", path.display()))?;
+            std::fs::rename(&tmp, path).with_context(|| format!("rename into {}", path.display()))?;
+            let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+            eprintln!("wrote {rows} rows to {}", path.display());
+        }
+        None => write(args.format, &batches, &mut io::BufWriter::new(io::stdout()))?,
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn query(args: &SqlArgs, sql: &str) -> anyhow::Result<Vec<RecordBatch>> {
+    let options = LakeOptions { memory_limit: args.memory_limit.map(|m| m << 20) };
+    let ctx = open_lake(&args.lake, &options).await?;
+    let statements = DFParser::parse_sql(sql).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if statements.is_empty() {
+        bail!("no SQL statement given");
+    }
+    let mut last = Vec::new();
+    for statement in statements {
+        let plan = ctx.state().statement_to_plan(statement).await.map_err(explain)?;
+        last = ctx.execute_logical_plan(plan).await.map_err(explain)?.collect().await.map_err(explain)?;
+    }
+    Ok(last)
+}
+
+/// DataFusion's errors, with the lake's tables listed when a name is unknown.
+fn explain(e: datafusion::error::DataFusionError) -> anyhow::Error {
+    let text = e.to_string();
+    if text.contains("not found") {
+        anyhow::anyhow!("{text}\nthe lake's tables: {}", table_names().join(", "))
+    } else {
+        anyhow::anyhow!("{text}")
+    }
+}
+
+fn write<W: Write + Send>(format: OutputFormat, batches: &[RecordBatch], out: &mut W) -> anyhow::Result<()> {
+    match format {
+        OutputFormat::Table => {
+            writeln!(out, "{}", datafusion::arrow::util::pretty::pretty_format_batches(batches)?)?;
+        }
+        OutputFormat::Csv => {
+            let mut w = datafusion::arrow::csv::Writer::new(&mut *out);
+            for b in batches {
+                w.write(b)?;
+            }
+        }
+        OutputFormat::Json => {
+            let mut w = datafusion::arrow::json::ArrayWriter::new(&mut *out);
+            for b in batches {
+                w.write(b)?;
+            }
+            w.finish()?;
+        }
+        OutputFormat::Parquet => {
+            let schema = match batches.first() {
+                Some(b) => b.schema(),
+                None => bail!("the query returned no batches, so there is no schema to write"),
+            };
+            let mut w = datafusion::parquet::arrow::ArrowWriter::try_new(&mut *out, schema, None)?;
+            for b in batches {
+                w.write(b)?;
+            }
+            w.close()?;
+        }
+    }
+    out.flush()?;
+    Ok(())
+}
+

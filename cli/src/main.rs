@@ -1,0 +1,68 @@
+//! `tracecast`: the command-line front end. It only wires the stage crates
+//! together; every verb lives in `cmd/<verb>.rs`.
+
+mod cmd;
+mod exit;
+mod logging;
+mod progress;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+// Fails to compile if datafusion's arrow and the workspace's arrow drift apart
+// (two copies would make every batch handed between the crates a type error).
+const _: fn(arrow::datatypes::SchemaRef) -> datafusion::arrow::datatypes::SchemaRef = |schema| schema;
+
+/// Kineto traces -> Parquet lake -> features -> iteration-time predictions -> cluster schedules.
+///
+/// Typical nightly flow:
+///   tracecast ingest /data/traces --lake /data/lake
+///   tracecast sql --lake /data/lake "SELECT gpu_name, count(*) FROM traces GROUP BY 1"
+#[derive(Parser)]
+#[command(name = "tracecast", version, about, long_about, propagate_version = true, verbatim_doc_comment)]
+struct Cli {
+    /// More log output (-v info, -vv debug, -vvv trace). `RUST_LOG` overrides.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
+    /// Only errors; no progress bars.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Ingest(cmd::ingest::IngestArgs),
+    Inspect(cmd::inspect::InspectArgs),
+    Sql(cmd::sql::SqlArgs),
+    Synth(cmd::synth::SynthArgs),
+    Probe(cmd::probe::ProbeArgs),
+    Plan(cmd::plan::PlanArgs),
+    Simulate(cmd::simulate::SimulateArgs),
+    Verify(cmd::verify::VerifyArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    logging::init(cli.verbose, cli.quiet);
+    let ui = progress::Ui::new(cli.quiet);
+    let result = match cli.command {
+        Command::Ingest(args) => cmd::ingest::run(args, &ui),
+        Command::Inspect(args) => cmd::inspect::run(args),
+        Command::Sql(args) => cmd::sql::run(args),
+        Command::Synth(args) => cmd::synth::run(args),
+        Command::Probe(args) => cmd::probe::run(args),
+        Command::Plan(args) => cmd::plan::run(args),
+        Command::Simulate(args) => cmd::simulate::run(args),
+        Command::Verify(args) => cmd::verify::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err:#}");
+            exit::FAILURE
+        }
+    }
+}

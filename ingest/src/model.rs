@@ -1,0 +1,259 @@
+//! A parsed, linked trace: what one file contributes to the lake. Indices
+//! (`op`, `launch`, `step`) point into the trace's own vectors; they become
+//! the `*_id` columns.
+
+use std::borrow::Cow;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Kineto,
+    PytorchEt,
+}
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Kineto => "kineto",
+            Format::PytorchEt => "pytorch_et",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct TraceMeta {
+    pub era: String,
+    pub schema_version: Option<String>,
+    pub gpu_name: Option<String>,
+    pub gpu_count: i64,
+    pub rank: Option<i64>,
+    pub world_size: Option<i64>,
+    pub backend: Option<String>,
+    pub pid: Option<i64>,
+    pub base_time_ns: Option<i64>,
+    pub start_ns: Option<i64>,
+    pub end_ns: Option<i64>,
+    pub event_count: i64,
+    pub unknown_keys: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Device {
+    pub id: i64,
+    pub name: String,
+    pub compute_major: Option<i64>,
+    pub compute_minor: Option<i64>,
+    pub sm_count: Option<i64>,
+    pub total_memory: Option<i64>,
+    pub max_threads_per_sm: Option<i64>,
+    pub regs_per_sm: Option<i64>,
+    pub shared_memory_per_sm: Option<i64>,
+    pub warp_size: Option<i64>,
+}
+
+impl Device {
+    pub fn vendor(&self) -> &'static str {
+        let lower = self.name.to_ascii_lowercase();
+        if lower.contains("amd") || lower.contains("radeon") || lower.contains("instinct") {
+            "amd"
+        } else if lower.contains("nvidia")
+            || lower.contains("tesla")
+            || lower.contains("geforce")
+            || lower.contains("quadro")
+        {
+            "nvidia"
+        } else {
+            "unknown"
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StepSource {
+    ProfilerStep,
+    ParamAnnotation,
+    OptimizerStep,
+}
+
+impl StepSource {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepSource::ProfilerStep => "profiler_step",
+            StepSource::ParamAnnotation => "param_annotation",
+            StepSource::OptimizerStep => "optimizer_step",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Step<'a> {
+    pub name: Cow<'a, str>,
+    pub number: Option<i64>,
+    pub source: StepSource,
+    pub start_ns: i64,
+    pub end_ns: i64,
+    pub kernel_count: i64,
+    pub kernel_time_ns: i64,
+    pub gpu_busy_ns: i64,
+    pub gpu_start_ns: Option<i64>,
+    pub gpu_end_ns: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpCategory {
+    CpuOp,
+    UserAnnotation,
+}
+
+impl OpCategory {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpCategory::CpuOp => "cpu_op",
+            OpCategory::UserAnnotation => "user_annotation",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Op<'a> {
+    pub name: Cow<'a, str>,
+    pub category: OpCategory,
+    pub pid: Option<i64>,
+    pub tid: Option<i64>,
+    pub start_ns: i64,
+    pub dur_ns: i64,
+    pub external_id: Option<i64>,
+    pub record_function_id: Option<i64>,
+    pub sequence_number: Option<i64>,
+    pub fwd_thread_id: Option<i64>,
+    pub parent: Option<usize>,
+    pub depth: i32,
+    pub step: Option<usize>,
+    pub input_dims: Option<Vec<Option<Vec<i64>>>>,
+    pub input_types: Option<Vec<String>>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpLink {
+    ExternalId,
+    Nesting,
+}
+
+impl OpLink {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OpLink::ExternalId => "external_id",
+            OpLink::Nesting => "nesting",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Launch<'a> {
+    pub name: Cow<'a, str>,
+    pub category: &'static str,
+    pub pid: Option<i64>,
+    pub tid: Option<i64>,
+    pub start_ns: i64,
+    pub dur_ns: i64,
+    pub correlation: Option<i64>,
+    pub external_id: Option<i64>,
+    pub op: Option<usize>,
+    pub op_link: Option<OpLink>,
+    pub step: Option<usize>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct CommInfo<'a> {
+    pub collective: &'static str,
+    pub by_metadata: bool,
+    pub in_msg_nelems: Option<i64>,
+    pub out_msg_nelems: Option<i64>,
+    pub dtype: Option<Cow<'a, str>>,
+    pub group_size: Option<i64>,
+    pub process_group_name: Option<Cow<'a, str>>,
+    pub process_group_ranks: Option<Cow<'a, str>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Kernel<'a> {
+    pub name: Cow<'a, str>,
+    pub device: Option<i64>,
+    pub stream: Option<i64>,
+    pub start_ns: i64,
+    pub dur_ns: i64,
+    pub correlation: Option<i64>,
+    pub external_id: Option<i64>,
+    pub launch: Option<usize>,
+    pub op: Option<usize>,
+    pub step: Option<usize>,
+    pub grid: [Option<i64>; 3],
+    pub block: [Option<i64>; 3],
+    pub registers_per_thread: Option<i64>,
+    pub shared_memory: Option<i64>,
+    pub blocks_per_sm: Option<f64>,
+    pub warps_per_sm: Option<f64>,
+    pub occupancy_pct: Option<f64>,
+    pub kind: Option<Cow<'a, str>>,
+    pub graph_id: Option<i64>,
+    pub comm: Option<CommInfo<'a>>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Memcpy<'a> {
+    pub name: Cow<'a, str>,
+    pub is_memset: bool,
+    pub device: Option<i64>,
+    pub stream: Option<i64>,
+    pub start_ns: i64,
+    pub dur_ns: i64,
+    pub bytes: Option<i64>,
+    pub correlation: Option<i64>,
+    pub launch: Option<usize>,
+    pub op: Option<usize>,
+    pub step: Option<usize>,
+}
+
+impl Memcpy<'_> {
+    /// `HtoD`, `DtoH`, ... from names like `Memcpy HtoD (Pageable -> Device)`.
+    pub fn direction(&self) -> Option<&'static str> {
+        if self.is_memset {
+            return None;
+        }
+        ["HtoD", "DtoH", "DtoD", "HtoH", "PtoP"]
+            .into_iter()
+            .find(|d| self.name.contains(d))
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct EtNode<'a> {
+    pub id: i64,
+    pub name: Cow<'a, str>,
+    pub parent: Option<i64>,
+    pub rf_id: Option<i64>,
+    pub fw_parent: Option<i64>,
+    pub seq_id: Option<i64>,
+    pub scope: Option<i64>,
+    pub tid: Option<i64>,
+    pub op_schema: Option<Cow<'a, str>>,
+    pub input_shapes: Option<Vec<Option<Vec<i64>>>>,
+    pub input_types: Option<Vec<String>>,
+    pub output_shapes: Option<Vec<Option<Vec<i64>>>>,
+    pub output_types: Option<Vec<String>>,
+    pub collective_name: Option<String>,
+    pub is_communication: bool,
+}
+
+/// One trace file, parsed and linked.
+#[derive(Debug, Clone)]
+pub struct Trace<'a> {
+    pub format: Format,
+    pub meta: TraceMeta,
+    pub devices: Vec<Device>,
+    pub steps: Vec<Step<'a>>,
+    pub ops: Vec<Op<'a>>,
+    pub launches: Vec<Launch<'a>>,
+    pub kernels: Vec<Kernel<'a>>,
+    pub memcpys: Vec<Memcpy<'a>>,
+    pub et_nodes: Vec<EtNode<'a>>,
+}

@@ -1,0 +1,134 @@
+//! Input files: directory walking, gzip and tar detection by content (never
+//! by name), and archive members streamed one at a time so memory stays
+//! bounded by the largest member, not the archive.
+
+use std::fs;
+use std::io::{self, Chain, Cursor, Read};
+use std::path::{Path, PathBuf};
+
+use flate2::read::MultiGzDecoder;
+
+/// A file found under the paths given to `ingest`.
+#[derive(Debug, Clone)]
+pub struct InputFile {
+    pub path: PathBuf,
+    pub size: u64,
+}
+
+/// Files under `paths` (recursing into directories, in name order).
+/// A path that does not exist is an error; unreadable directory entries are
+/// returned as `Err` so the caller can log them and go on.
+pub fn discover(paths: &[PathBuf]) -> Result<Vec<Result<InputFile, (PathBuf, io::Error)>>, (PathBuf, io::Error)> {
+    let mut out = Vec::new();
+    for path in paths {
+        let meta = fs::metadata(path).map_err(|e| (path.clone(), e))?;
+        if meta.is_dir() {
+            walk(path, &mut out);
+        } else {
+            out.push(Ok(InputFile { path: path.clone(), size: meta.len() }));
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<Result<InputFile, (PathBuf, io::Error)>>) {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => return out.push(Err((dir.to_path_buf(), e))),
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for path in paths {
+        match fs::metadata(&path) {
+            Ok(m) if m.is_dir() => walk(&path, out),
+            Ok(m) => out.push(Ok(InputFile { path, size: m.len() })),
+            Err(e) => out.push(Err((path, e))),
+        }
+    }
+}
+
+pub fn is_gzip(bytes: &[u8]) -> bool {
+    bytes.starts_with(&[0x1f, 0x8b])
+}
+
+fn is_tar_header(block: &[u8]) -> bool {
+    block.len() >= 262 && &block[257..262] == b"ustar"
+}
+
+/// The bytes of a trace, decompressed if they are gzip.
+pub fn decompress(bytes: &[u8]) -> io::Result<std::borrow::Cow<'_, [u8]>> {
+    if !is_gzip(bytes) {
+        return Ok(std::borrow::Cow::Borrowed(bytes));
+    }
+    // Reserve for a typical 10-20x ratio, bounded so a bad header cannot balloon it.
+    let mut out = Vec::with_capacity((bytes.len() * 12).min(1 << 30));
+    MultiGzDecoder::new(bytes).read_to_end(&mut out)?;
+    Ok(std::borrow::Cow::Owned(out))
+}
+
+/// What a stored file turned out to be.
+pub enum Contents<'a> {
+    /// One trace (bytes as stored, possibly gzip).
+    Single,
+    /// A tar archive (optionally gzip-compressed): members follow.
+    Archive(tar::Archive<Chain<Cursor<Vec<u8>>, Box<dyn Read + 'a>>>),
+}
+
+/// Looks at a file's first bytes (through gzip) to tell a tar archive
+/// from a single trace.
+pub fn open(bytes: &[u8]) -> io::Result<Contents<'_>> {
+    let mut reader: Box<dyn Read> =
+        if is_gzip(bytes) { Box::new(MultiGzDecoder::new(bytes)) } else { Box::new(bytes) };
+    let mut head = vec![0u8; 512];
+    let mut filled = 0;
+    while filled < head.len() {
+        match reader.read(&mut head[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            // A corrupt gzip stream is the parser's to report, with its reason.
+            Err(_) => return Ok(Contents::Single),
+        }
+    }
+    head.truncate(filled);
+    if !is_tar_header(&head) {
+        return Ok(Contents::Single);
+    }
+    Ok(Contents::Archive(tar::Archive::new(Cursor::new(head).chain(reader))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn gz(data: &[u8]) -> Vec<u8> {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(data).unwrap();
+        enc.finish().unwrap()
+    }
+
+    #[test]
+    fn detects_by_content() {
+        assert!(matches!(open(b"{\"traceEvents\": []}").unwrap(), Contents::Single));
+        assert!(matches!(open(&gz(b"{}")).unwrap(), Contents::Single));
+        assert_eq!(decompress(&gz(b"abc")).unwrap().as_ref(), b"abc");
+        let mut builder = tar::Builder::new(Vec::new());
+        let mut header = tar::Header::new_gnu();
+        header.set_size(2);
+        header.set_mode(0o644);
+        header.set_cksum();
+        builder.append_data(&mut header, "rank0.json", &b"{}"[..]).unwrap();
+        let tarball = gz(&builder.into_inner().unwrap());
+        match open(&tarball).unwrap() {
+            Contents::Archive(mut a) => {
+                let names: Vec<String> = a
+                    .entries()
+                    .unwrap()
+                    .map(|e| e.unwrap().path().unwrap().display().to_string())
+                    .collect();
+                assert_eq!(names, ["rank0.json"]);
+            }
+            Contents::Single => panic!("tarball not detected"),
+        }
+    }
+}

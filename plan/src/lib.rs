@@ -1,0 +1,251 @@
+//! tracecast's offline schedule planner and simulator (DESIGN.md "The planner").
+//!
+//! Inputs (jobs, a cluster, a throughput table) in any accepted format are
+//! priced into a [`workload::Workload`]; a [`simulator::Policy`] (the planner
+//! or a baseline) is run by the discrete-event engine into a
+//! [`schedule::Schedule`]; [`verify::verify`] replays a schedule against the
+//! true throughputs, rejects invalid ones and yields the completion times that
+//! [`metrics`] summarises.
+
+pub mod cluster;
+pub mod error;
+pub mod jobs;
+pub mod metrics;
+pub mod perturb;
+pub mod placement;
+pub mod planner;
+pub mod policies;
+pub mod render;
+pub mod schedule;
+pub mod simulator;
+mod table;
+pub mod throughput;
+pub mod verify;
+pub mod workload;
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+pub use error::{PlanError, Result};
+use metrics::Metrics;
+use planner::PlannerConfig;
+use schedule::Schedule;
+use verify::Replay;
+use workload::{Penalty, Workload};
+
+/// The three inputs, read and priced.
+pub struct Inputs {
+    pub workload: Workload,
+    pub job_format: jobs::JobFormat,
+    /// Rows the job reader skipped on purpose (CPU-only jobs, ...).
+    pub skipped: Vec<String>,
+    pub table: throughput::ThroughputTable,
+}
+
+/// Read jobs, cluster and throughput source(s) and price the jobs. GPUs of an
+/// ElasticFlow cluster CSV get `gpu_type`, else the table's only GPU type.
+pub fn load(
+    jobs_path: &Path,
+    cluster_path: &Path,
+    throughput: &[PathBuf],
+    gpu_type: Option<&str>,
+    penalty: Penalty,
+) -> Result<Inputs> {
+    let mut table = throughput::ThroughputTable::default();
+    for p in throughput {
+        table.merge(throughput::read_throughput(p)?);
+    }
+    let default_type = match gpu_type {
+        Some(t) => t.to_string(),
+        None if table.gpu_type_names.len() == 1 => table.gpu_type_names[0].clone(),
+        None => "A100".to_string(),
+    };
+    let cluster = cluster::read_cluster(cluster_path, &default_type)?;
+    let set = jobs::read_jobs(jobs_path)?;
+    let workload = workload::price(&set.jobs, &cluster, &table, penalty)?;
+    Ok(Inputs {
+        workload,
+        job_format: set.format,
+        skipped: set.skipped,
+        table,
+    })
+}
+
+/// The workload with the planner's belief taken from another throughput table
+/// (e.g. `tracecast predict` output) while the truth stays; jobs or GPU types
+/// the belief table lacks keep the truth. Returns the count of such fallbacks.
+pub fn belief_from_table(w: &Workload, table: &throughput::ThroughputTable) -> (Workload, usize) {
+    let mut cache = throughput::CurveCache::default();
+    let mut fallbacks = 0;
+    let mut out = w.clone();
+    for job in &mut out.jobs {
+        let Some(jt) = job
+            .job_type
+            .clone()
+            .filter(|_| job.unit == workload::WorkUnit::Iterations)
+        else {
+            continue;
+        };
+        for t in 0..job.truth.len() {
+            if job.truth[t].is_none() {
+                continue;
+            }
+            match cache.get(
+                table,
+                &jt,
+                t as u16,
+                &w.cluster.gpu_types[t],
+                job.batch_size,
+            ) {
+                Some(c) => job.belief[t] = Some(c),
+                None => fallbacks += 1,
+            }
+        }
+    }
+    (out, fallbacks)
+}
+
+/// A policy's schedule, verified, with its metrics.
+pub struct RunResult {
+    pub schedule: Schedule,
+    pub replay: Replay,
+    pub metrics: Metrics,
+}
+
+/// Run a policy by name (see [`policies::POLICIES`]), verify its schedule and score it.
+pub fn run_policy(w: &Workload, name: &str, cfg: &PlannerConfig) -> Result<RunResult> {
+    let mut policy = policies::by_name(name, cfg).ok_or_else(|| {
+        PlanError::Inconsistent(format!(
+            "unknown policy `{name}` (known: {})",
+            policies::POLICIES.join(", ")
+        ))
+    })?;
+    let start = Instant::now();
+    let schedule = simulator::run(
+        w,
+        policy.as_mut(),
+        simulator::EngineOpts {
+            restart_s: cfg.restart_s,
+        },
+    )?;
+    let planning = start.elapsed().as_secs_f64();
+    let replay = verify::verify(&schedule, w)?;
+    let mut metrics = metrics::compute(&schedule.policy, w, &replay);
+    metrics.planning_s = Some(planning);
+    Ok(RunResult {
+        schedule,
+        replay,
+        metrics,
+    })
+}
+
+/// Run several policies in parallel; results in the order of `names`.
+pub fn run_policies(w: &Workload, names: &[&str], cfg: &PlannerConfig) -> Vec<Result<RunResult>> {
+    names.par_iter().map(|n| run_policy(w, n, cfg)).collect()
+}
+
+/// Read a schedule file, verify it against the workload and score it.
+pub fn replay_file(w: &Workload, path: &Path) -> Result<RunResult> {
+    let file = schedule::read_json(path)?;
+    let schedule = Schedule::from_file(file, w, path)?;
+    let replay = verify::verify(&schedule, w)?;
+    let metrics = metrics::compute(&schedule.policy, w, &replay);
+    Ok(RunResult {
+        schedule,
+        replay,
+        metrics,
+    })
+}
+
+/// Write `schedule.json`, `schedule.csv`, `metrics.json`, `gantt.svg` and
+/// `utilization.svg` into `dir`; returns the paths.
+pub fn write_outputs(dir: &Path, w: &Workload, r: &RunResult) -> Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).map_err(|e| PlanError::io(dir, e))?;
+    let file = r.schedule.to_file(w);
+    let paths: Vec<PathBuf> = [
+        "schedule.json",
+        "schedule.csv",
+        "metrics.json",
+        "gantt.svg",
+        "utilization.svg",
+    ]
+    .iter()
+    .map(|f| dir.join(f))
+    .collect();
+    schedule::write_json(&paths[0], &file)?;
+    schedule::write_csv(&paths[1], &file)?;
+    let metrics = serde_json::to_string_pretty(&r.metrics).expect("metrics serialise");
+    let write = |p: &Path, s: String| std::fs::write(p, s).map_err(|e| PlanError::io(p, e));
+    write(&paths[2], metrics + "\n")?;
+    write(&paths[3], render::gantt_svg(&r.schedule, w))?;
+    write(&paths[4], render::utilization_svg(&r.schedule, w))?;
+    Ok(paths)
+}
+
+/// Average JCT of a policy planned on perturbed beliefs, against the same
+/// policy planned on the truth (both executed on the truth).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ErrorExperiment {
+    pub policy: String,
+    pub error: String,
+    pub true_avg_jct_s: f64,
+    /// Per seed: average JCT planned with the perturbed belief.
+    pub predicted_avg_jct_s: Vec<f64>,
+    /// Mean over seeds of predicted / true - 1.
+    pub mean_loss: f64,
+    pub max_loss: f64,
+}
+
+pub fn prediction_error(
+    w: &Workload,
+    policy: &str,
+    cfg: &PlannerConfig,
+    dist: perturb::ErrorDist,
+    seeds: &[u64],
+) -> Result<ErrorExperiment> {
+    let truth = run_policy(w, policy, cfg)?.metrics.avg_jct_s;
+    let runs: Vec<Result<f64>> = seeds
+        .par_iter()
+        .map(|&s| {
+            Ok(run_policy(&perturb::perturb(w, dist, s), policy, cfg)?
+                .metrics
+                .avg_jct_s)
+        })
+        .collect();
+    let predicted = runs.into_iter().collect::<Result<Vec<f64>>>()?;
+    let losses: Vec<f64> = predicted.iter().map(|p| p / truth - 1.0).collect();
+    Ok(ErrorExperiment {
+        policy: policy.to_string(),
+        error: dist.to_string(),
+        true_avg_jct_s: truth,
+        mean_loss: losses.iter().sum::<f64>() / losses.len().max(1) as f64,
+        max_loss: losses.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        predicted_avg_jct_s: predicted,
+    })
+}
+
+/// The comparison table (Markdown) of several policies' metrics.
+pub fn comparison_table(rows: &[Metrics]) -> String {
+    let mut out = String::from(
+        "| policy | avg JCT (h) | median JCT (h) | p99 JCT (h) | makespan (h) | deadline hit | GPU util | avg queueing (h) | restarts | plan time (s) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+    );
+    for m in rows {
+        out.push_str(&format!(
+            "| {} | {:.3} | {:.3} | {:.3} | {:.2} | {} | {:.1}% | {:.3} | {} | {} |\n",
+            m.policy,
+            m.avg_jct_s / 3600.0,
+            m.median_jct_s / 3600.0,
+            m.p99_jct_s / 3600.0,
+            m.makespan_s / 3600.0,
+            m.deadline_hit_rate
+                .map_or("-".into(), |r| format!("{:.1}%", r * 100.0)),
+            m.gpu_utilization * 100.0,
+            m.avg_queueing_delay_s / 3600.0,
+            m.restarts,
+            m.planning_s.map_or("-".into(), |t| format!("{t:.3}")),
+        ));
+    }
+    out
+}

@@ -1,0 +1,106 @@
+//! Baseline policies the planner is compared with, all with the GPU counts
+//! the jobs requested: FIFO, SJF with true durations (the oracle),
+//! Tiresias-style two-dimensional least-attained-service, EDF. The planner
+//! itself (and its fixed-count ablation, `fixed`) lives in `crate::planner`.
+
+mod edf;
+mod fifo;
+mod sjf;
+mod tiresias;
+
+pub use edf::Edf;
+pub use fifo::Fifo;
+pub use sjf::SjfOracle;
+pub use tiresias::Tiresias;
+
+use crate::planner::{Objective, Planner, PlannerConfig};
+use crate::simulator::{Alloc, Ctx, Policy};
+use crate::workload::PJob;
+
+/// Every policy name `by_name` knows: the planner's three objectives, then the baselines.
+pub const POLICIES: &[&str] = &[
+    "plan-jct",
+    "plan-makespan",
+    "plan-deadline",
+    "fifo",
+    "sjf-oracle",
+    "tiresias",
+    "edf",
+    "fixed",
+];
+/// The baselines reported beside the planner.
+pub const BASELINES: &[&str] = &["fifo", "sjf-oracle", "tiresias", "edf", "fixed"];
+
+/// A policy by name; planner policies take `cfg` (its objective is overridden by the name).
+pub fn by_name(name: &str, cfg: &PlannerConfig) -> Option<Box<dyn Policy>> {
+    let planner = |objective, elastic| {
+        Box::new(Planner::new(PlannerConfig {
+            objective,
+            elastic,
+            ..cfg.clone()
+        })) as Box<dyn Policy>
+    };
+    Some(match name {
+        "plan-jct" => planner(Objective::Jct, cfg.elastic),
+        "plan-makespan" => planner(Objective::Makespan, cfg.elastic),
+        "plan-deadline" => planner(Objective::Deadline, cfg.elastic),
+        "fixed" => planner(Objective::Jct, false),
+        "fifo" => Box::new(Fifo),
+        "sjf-oracle" => Box::new(SjfOracle),
+        "tiresias" => Box::new(Tiresias::default()),
+        "edf" => Box::new(Edf),
+        _ => return None,
+    })
+}
+
+/// A GPU type for `n` GPUs of `job` among those with `free` room: the job's
+/// current type while it fits and is within 25% of the fastest that fits
+/// (moving costs a restart), else the fastest that fits, provided that one
+/// reaches `min_ratio` of the job's best type.
+pub fn pick_type(
+    job: &PJob,
+    cur: Option<u16>,
+    n: u32,
+    free: &[u32],
+    min_ratio: f64,
+) -> Option<u16> {
+    if let [c] = job.belief.as_slice() {
+        // One GPU type: nothing to compare (the common case, and the hot path on big clusters).
+        return (c.is_some() && free[0] >= n).then_some(0);
+    }
+    let mut best_any = 0.0f64;
+    let mut choice: Option<(u16, f64)> = None;
+    for (t, c) in job.belief.iter().enumerate() {
+        let Some(c) = c else { continue };
+        let r = c.r(n);
+        best_any = best_any.max(r);
+        if free[t] >= n && choice.is_none_or(|(_, b)| r > b) {
+            choice = Some((t as u16, r));
+        }
+    }
+    let (t, r) = choice?;
+    if let Some(c) =
+        cur.filter(|&c| c != t && free[c as usize] >= n && job.belief_rate(c, n) * 1.25 >= r)
+    {
+        return Some(c);
+    }
+    (r >= min_ratio * best_any).then_some(t)
+}
+
+/// Give each job of `order` (positions in `ctx.active`) its requested count on
+/// a type with room; `strict` stops at the first job that does not fit.
+pub fn fill_requested(ctx: &Ctx, order: &[usize], out: &mut [Option<Alloc>], strict: bool) {
+    let mut free = ctx.w.cluster.capacity.clone();
+    for &k in order {
+        let j = ctx.active[k];
+        let job = &ctx.w.jobs[j];
+        match pick_type(job, ctx.st[j].alloc.map(|a| a.0), job.req, &free, 0.0) {
+            Some(t) => {
+                free[t as usize] -= job.req;
+                out[k] = Some((t, job.req));
+            }
+            None if strict => break,
+            None => {}
+        }
+    }
+}

@@ -1,0 +1,70 @@
+//! Tiresias-style two-dimensional least-attained-service (NSDI'19): a job's
+//! attained service is GPUs x time; jobs sit in priority queues by attained
+//! service (thresholds in GPU-seconds), FIFO within a queue, preemptive, with
+//! requested counts. Needs no duration knowledge.
+
+use super::fill_requested;
+use crate::simulator::{Alloc, Ctx, Policy};
+
+pub struct Tiresias {
+    /// Attained GPU-seconds at which a job drops to the next queue.
+    pub thresholds: Vec<f64>,
+}
+
+impl Default for Tiresias {
+    fn default() -> Self {
+        // One GPU-hour and ten GPU-hours: three queues.
+        Tiresias {
+            thresholds: vec![3600.0, 36000.0],
+        }
+    }
+}
+
+impl Tiresias {
+    fn queue(&self, attained: f64) -> usize {
+        // The slack keeps a job that reaches a threshold exactly from waking the engine again.
+        self.thresholds
+            .iter()
+            .take_while(|&&t| attained + 1e-6 >= t)
+            .count()
+    }
+}
+
+impl Policy for Tiresias {
+    fn name(&self) -> String {
+        "tiresias".into()
+    }
+
+    fn allocate(&mut self, ctx: &Ctx, out: &mut [Option<Alloc>]) {
+        let mut order: Vec<(usize, f64, usize, usize)> = ctx
+            .active
+            .iter()
+            .enumerate()
+            .map(|(k, &j)| {
+                (
+                    self.queue(ctx.st[j].attained(ctx.now)),
+                    ctx.w.jobs[j].submit,
+                    j,
+                    k,
+                )
+            })
+            .collect();
+        order.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
+        let order: Vec<usize> = order.into_iter().map(|o| o.3).collect();
+        fill_requested(ctx, &order, out, false);
+    }
+
+    /// The next time a running job crosses a queue threshold.
+    fn wakeup(&self, ctx: &Ctx) -> Option<f64> {
+        ctx.active
+            .iter()
+            .filter_map(|&j| {
+                let s = &ctx.st[j];
+                let (_, g) = s.alloc?;
+                let a = s.attained(ctx.now);
+                let next = self.thresholds.get(self.queue(a))?;
+                Some(ctx.now + (next - a) / g as f64)
+            })
+            .min_by(f64::total_cmp)
+    }
+}

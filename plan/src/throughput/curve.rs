@@ -1,0 +1,155 @@
+//! A job's scaling curve on one GPU type: iterations/s by GPU count.
+
+/// Measured points plus the concave hull the elastic scaler walks along.
+#[derive(Clone, Debug)]
+pub struct Curve {
+    /// (GPU count, iterations/s) at the most compact placement, sorted by count.
+    pts: Vec<(u32, f64)>,
+    /// (GPU count, nodes, iterations/s) figures taken on a given number of nodes.
+    cross: Vec<(u32, u32, f64)>,
+    /// The batch size was not in the table (every figure is interpolated).
+    pub batch_interpolated: bool,
+    /// Counts on the upper concave hull of (0,0) and the points, up to the
+    /// fastest point: the counts worth growing to, in increasing order.
+    hull: Vec<u32>,
+}
+
+impl Curve {
+    pub fn new(
+        pts: Vec<(u32, f64)>,
+        cross: Vec<(u32, u32, f64)>,
+        batch_interpolated: bool,
+    ) -> Option<Curve> {
+        if pts.is_empty() {
+            return None;
+        }
+        let hull = upper_hull(&pts);
+        Some(Curve {
+            pts,
+            cross,
+            batch_interpolated,
+            hull,
+        })
+    }
+
+    /// A job known only by its run time: 1 unit of work per second at `gpus`.
+    pub fn rigid(gpus: u32) -> Curve {
+        Curve::new(vec![(gpus, 1.0)], Vec::new(), false).unwrap()
+    }
+
+    pub fn measured(&self) -> &[(u32, f64)] {
+        &self.pts
+    }
+
+    pub fn hull(&self) -> &[u32] {
+        &self.hull
+    }
+
+    /// Iterations/s at `n` GPUs (compact placement) and whether it was interpolated.
+    pub fn rate(&self, n: u32) -> (f64, bool) {
+        if n == 0 {
+            return (0.0, false);
+        }
+        let pts = &self.pts;
+        match pts.binary_search_by_key(&n, |p| p.0) {
+            Ok(i) => (pts[i].1, self.batch_interpolated),
+            Err(0) => (pts[0].1 * n as f64 / pts[0].0 as f64, true),
+            Err(i) if i == pts.len() => (pts[i - 1].1, true),
+            Err(i) => {
+                let ((n0, t0), (n1, t1)) = (pts[i - 1], pts[i]);
+                (t0 + (t1 - t0) * (n - n0) as f64 / (n1 - n0) as f64, true)
+            }
+        }
+    }
+
+    pub fn r(&self, n: u32) -> f64 {
+        self.rate(n).0
+    }
+
+    /// A figure the table gives for `n` GPUs on exactly `nodes` nodes.
+    pub fn cross_rate(&self, n: u32, nodes: u32) -> Option<f64> {
+        self.cross
+            .iter()
+            .find(|c| c.0 == n && c.1 == nodes)
+            .map(|c| c.2)
+    }
+
+    /// The largest count worth using (the fastest point).
+    pub fn best_count(&self) -> u32 {
+        *self.hull.last().unwrap_or(&self.pts[0].0)
+    }
+
+    /// The next count above `n` on the hull, if any.
+    pub fn next_hull(&self, n: u32) -> Option<u32> {
+        self.hull.iter().copied().find(|&h| h > n)
+    }
+
+    /// A copy with every point's throughput multiplied by `f(count)`.
+    pub fn scaled(&self, mut f: impl FnMut(u32) -> f64) -> Curve {
+        let pts = self.pts.iter().map(|&(n, t)| (n, t * f(n))).collect();
+        let cross = self
+            .cross
+            .iter()
+            .map(|&(n, k, t)| (n, k, t * f(n)))
+            .collect();
+        Curve::new(pts, cross, self.batch_interpolated).unwrap()
+    }
+}
+
+/// Upper concave hull from the origin to the fastest point.
+fn upper_hull(pts: &[(u32, f64)]) -> Vec<u32> {
+    let best = pts
+        .iter()
+        .enumerate()
+        .fold(0, |b, (i, p)| if p.1 > pts[b].1 { i } else { b });
+    let mut hull: Vec<(f64, f64, u32)> = vec![(0.0, 0.0, 0)];
+    for &(n, t) in &pts[..=best] {
+        let p = (n as f64, t, n);
+        while hull.len() >= 2 {
+            let (a, b) = (hull[hull.len() - 2], hull[hull.len() - 1]);
+            // Drop b when it lies below the chord a -> p (collinear points stay: finer steps).
+            let cross = (b.0 - a.0) * (p.1 - a.1) - (b.1 - a.1) * (p.0 - a.0);
+            if cross > 0.0 {
+                hull.pop();
+            } else {
+                break;
+            }
+        }
+        hull.push(p);
+    }
+    hull.into_iter().skip(1).map(|h| h.2).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hull_is_concave_and_stops_at_peak() {
+        // 4 GPUs is below the chord 2 -> 8; 16 and 32 are past the peak.
+        let c = Curve::new(
+            vec![
+                (1, 10.0),
+                (2, 18.0),
+                (4, 20.0),
+                (8, 40.0),
+                (16, 38.0),
+                (32, 30.0),
+            ],
+            vec![],
+            false,
+        )
+        .unwrap();
+        assert_eq!(c.hull(), &[1, 2, 8]);
+        assert_eq!(c.best_count(), 8);
+        assert_eq!(c.next_hull(2), Some(8));
+        assert_eq!(c.next_hull(8), None);
+    }
+
+    #[test]
+    fn below_smallest_count_scales_from_origin() {
+        let c = Curve::new(vec![(2, 10.0), (4, 16.0)], vec![], false).unwrap();
+        assert_eq!(c.rate(1), (5.0, true));
+        assert_eq!(Curve::rigid(8).r(8), 1.0);
+    }
+}

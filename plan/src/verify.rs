@@ -1,0 +1,191 @@
+//! `verify`: replay a schedule against the true throughputs and reject it if
+//! it uses more GPUs than exist, overlaps a job with itself, changes a rigid
+//! job's count, or does not finish a job's work. The replay also yields each
+//! job's completion time, from which the metrics are computed.
+
+use crate::placement::placed_rate;
+use crate::schedule::Schedule;
+use crate::workload::Workload;
+
+/// The outcome of a successful replay.
+#[derive(Clone, Debug)]
+pub struct Replay {
+    /// When each job's work completed.
+    pub finish: Vec<f64>,
+    /// When each job first held GPUs.
+    pub first_start: Vec<f64>,
+    /// GPU-seconds held (including restarts and any time after completion).
+    pub gpu_seconds: f64,
+    pub restart_gpu_seconds: f64,
+    pub restarts: u64,
+    pub segments: u64,
+    pub interpolated_segments: u64,
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("schedule rejected: {} problem(s):\n  {}{}", .count, .problems.join("\n  "), if *.count > .problems.len() { "\n  ..." } else { "" })]
+pub struct VerifyError {
+    pub count: usize,
+    /// The first problems found (at most 20).
+    pub problems: Vec<String>,
+}
+
+const MAX_SHOWN: usize = 20;
+
+pub fn verify(s: &Schedule, w: &Workload) -> Result<Replay, VerifyError> {
+    let c = &w.cluster;
+    let mut problems = Vec::new();
+    let mut count = 0usize;
+    let mut bad = |msg: String| {
+        count += 1;
+        if problems.len() < MAX_SHOWN {
+            problems.push(msg);
+        }
+    };
+    if s.segments.len() != w.jobs.len() {
+        bad(format!(
+            "schedule has {} jobs, the workload {}",
+            s.segments.len(),
+            w.jobs.len()
+        ));
+        return Err(VerifyError { count, problems });
+    }
+    let n = w.jobs.len();
+    let mut out = Replay {
+        finish: vec![f64::NAN; n],
+        first_start: vec![f64::NAN; n],
+        gpu_seconds: 0.0,
+        restart_gpu_seconds: 0.0,
+        restarts: 0,
+        segments: 0,
+        interpolated_segments: 0,
+    };
+    // (time, signed GPUs, node, job) for the capacity sweep.
+    let mut usage: Vec<(f64, i64, u32, usize)> = Vec::new();
+    for (j, (job, segs)) in w.jobs.iter().zip(&s.segments).enumerate() {
+        let eps = 1e-6 * job.submit.abs().max(1.0);
+        let mut done = 0.0f64;
+        let mut finish = None;
+        for (k, seg) in segs.iter().enumerate() {
+            out.segments += 1;
+            let here = format!(
+                "job `{}` segment {k} [{:.3}, {:.3})",
+                job.id, seg.start, seg.end
+            );
+            if seg.end.is_nan() || seg.start.is_nan() || seg.end < seg.start {
+                bad(format!("{here}: ends before it starts"));
+                continue;
+            }
+            if seg.start < job.submit - eps {
+                bad(format!(
+                    "{here}: starts before the job is submitted at {:.3}",
+                    job.submit
+                ));
+            }
+            if k > 0 && seg.start < segs[k - 1].end - eps {
+                bad(format!(
+                    "{here}: overlaps the job's previous segment, which ends at {:.3}",
+                    segs[k - 1].end
+                ));
+            }
+            let Some(curve) = job.truth.get(seg.ty as usize).and_then(|c| c.as_ref()) else {
+                bad(format!(
+                    "{here}: the job cannot run on GPU type {}",
+                    c.gpu_types.get(seg.ty as usize).map_or("?", |s| s.as_str())
+                ));
+                continue;
+            };
+            if !job.elastic && seg.gpus != job.req {
+                bad(format!(
+                    "{here}: rigid job holds {} GPUs, not its {}",
+                    seg.gpus, job.req
+                ));
+            }
+            let mut placed = 0u32;
+            for &(node, g) in &seg.nodes {
+                match c.nodes.get(node as usize) {
+                    None => bad(format!("{here}: node {node} does not exist")),
+                    Some(nd) if nd.gpu_type != seg.ty => bad(format!(
+                        "{here}: node {node} has {} GPUs, not {}",
+                        c.gpu_types[nd.gpu_type as usize], c.gpu_types[seg.ty as usize]
+                    )),
+                    Some(_) => usage.extend([
+                        (seg.start, g as i64, node, j),
+                        (seg.end, -(g as i64), node, j),
+                    ]),
+                }
+                placed += g;
+            }
+            if placed != seg.gpus || seg.gpus == 0 {
+                bad(format!(
+                    "{here}: {} GPUs but its nodes hold {placed}",
+                    seg.gpus
+                ));
+                continue;
+            }
+            // A segment continuing the previous one unchanged costs nothing; any other start but the first restarts.
+            let continues = k > 0 && {
+                let p = &segs[k - 1];
+                (seg.start - p.end).abs() <= eps
+                    && p.ty == seg.ty
+                    && p.gpus == seg.gpus
+                    && p.nodes == seg.nodes
+            };
+            let restart = if k == 0 || continues {
+                0.0
+            } else {
+                s.restart_s
+            };
+            if restart > 0.0 {
+                out.restarts += 1;
+                out.restart_gpu_seconds += restart.min(seg.end - seg.start) * seg.gpus as f64;
+            }
+            let (rate, interpolated) =
+                placed_rate(c, seg.ty, curve, seg.gpus, &seg.nodes, w.penalty);
+            out.interpolated_segments += interpolated as u64;
+            out.gpu_seconds += (seg.end - seg.start) * seg.gpus as f64;
+            if k == 0 {
+                out.first_start[j] = seg.start;
+            }
+            let run = (seg.end - seg.start - restart).max(0.0);
+            if finish.is_none() {
+                let need = job.total - done;
+                if rate * run >= need - 1e-7 * job.total {
+                    finish = Some(seg.start + restart + (need / rate).min(run));
+                }
+                done += rate * run;
+            }
+        }
+        match finish {
+            Some(f) => out.finish[j] = f,
+            None => bad(format!(
+                "job `{}` does not finish: {:.4}% of its {} {} done by the end of its last segment",
+                job.id,
+                100.0 * done / job.total,
+                job.total,
+                match job.unit {
+                    crate::workload::WorkUnit::Iterations => "iterations",
+                    crate::workload::WorkUnit::Seconds => "seconds of work",
+                }
+            )),
+        }
+    }
+    // Capacity: at equal times, releases before acquisitions.
+    usage.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut used = vec![0i64; c.nodes.len()];
+    for &(t, d, node, j) in &usage {
+        let u = &mut used[node as usize];
+        *u += d;
+        if *u > c.nodes[node as usize].gpus as i64 {
+            bad(format!(
+                "node {} ({}) holds {} GPUs at t={t:.3} (job `{}` among them); it has {}",
+                node, c.nodes[node as usize].name, u, w.jobs[j].id, c.nodes[node as usize].gpus
+            ));
+        }
+    }
+    if count > 0 {
+        Err(VerifyError { count, problems })
+    } else {
+        Ok(out)
+    }
+}

@@ -1,0 +1,295 @@
+//! Behaviour of the planner, the baselines and verify on small hand-built workloads.
+
+use tracecast_plan::cluster::{Cluster, NodeGroup};
+use tracecast_plan::jobs::Job;
+use tracecast_plan::perturb::{ErrorDist, perturb};
+use tracecast_plan::planner::{Objective, PlannerConfig};
+use tracecast_plan::throughput::{Point, ThroughputTable};
+use tracecast_plan::verify::verify;
+use tracecast_plan::workload::{Penalty, Workload, price};
+use tracecast_plan::{RunResult, run_policy};
+
+fn cluster(groups: &[(&str, u32, u32)]) -> Cluster {
+    let groups = groups
+        .iter()
+        .map(|&(t, nodes, gpn)| NodeGroup {
+            name: t.to_lowercase(),
+            gpu_type: t.into(),
+            nodes,
+            gpus_per_node: gpn,
+            nodes_per_switch: None,
+        })
+        .collect();
+    Cluster::from_groups("test", groups).unwrap()
+}
+
+/// (job type, GPU type, (count, iterations/s) points).
+type Rows<'a> = [(&'a str, &'a str, &'a [(u32, f64)])];
+
+fn table(rows: &Rows) -> ThroughputTable {
+    let mut t = ThroughputTable::default();
+    for (model, gpu, pts) in rows {
+        for &(n, v) in *pts {
+            t.insert(
+                model,
+                gpu,
+                64,
+                Point {
+                    gpus: n,
+                    nodes: None,
+                    iters_per_s: v,
+                },
+            );
+        }
+    }
+    t
+}
+
+fn job(id: &str, submit: f64, model: &str, iters: f64, gpus: u32, elastic: bool) -> Job {
+    Job {
+        id: id.into(),
+        submit,
+        job_type: Some(model.into()),
+        batch_size: Some(64),
+        iterations: Some(iters),
+        duration: None,
+        gpus,
+        deadline: None,
+        priority: 0,
+        elastic: Some(elastic),
+        gpu_type: None,
+    }
+}
+
+const CURVE: &[(u32, f64)] = &[(1, 10.0), (2, 19.0), (4, 36.0), (8, 60.0), (16, 80.0)];
+
+fn run(w: &Workload, policy: &str, cfg: &PlannerConfig) -> RunResult {
+    run_policy(w, policy, cfg).unwrap_or_else(|e| panic!("{policy}: {e}"))
+}
+
+#[test]
+fn a_lone_elastic_job_grows_to_its_fastest_count() {
+    let w = price(
+        &[job("a", 0.0, "m", 80_000.0, 1, true)],
+        &cluster(&[("A100", 2, 8)]),
+        &table(&[("m", "A100", CURVE)]),
+        Penalty::default(),
+    )
+    .unwrap();
+    let r = run(&w, "plan-jct", &PlannerConfig::default());
+    let segs = &r.schedule.segments[0];
+    assert_eq!(segs.len(), 1);
+    assert_eq!(segs[0].gpus, 16);
+    assert!(
+        (r.replay.finish[0] - 1000.0).abs() < 1e-6,
+        "{}",
+        r.replay.finish[0]
+    );
+    // With scaling off it keeps its one GPU.
+    let r = run(
+        &w,
+        "plan-jct",
+        &PlannerConfig {
+            elastic: false,
+            ..Default::default()
+        },
+    );
+    assert_eq!(r.schedule.segments[0][0].gpus, 1);
+    assert!((r.replay.finish[0] - 8000.0).abs() < 1e-6);
+}
+
+#[test]
+fn an_arrival_shrinks_the_grown_job_and_the_restart_is_charged() {
+    let jobs = [
+        job("a", 0.0, "m", 800_000.0, 1, true),
+        job("b", 100.0, "m", 8_000.0, 8, false),
+    ];
+    let w = price(
+        &jobs,
+        &cluster(&[("A100", 2, 8)]),
+        &table(&[("m", "A100", CURVE)]),
+        Penalty::default(),
+    )
+    .unwrap();
+    let cfg = PlannerConfig {
+        restart_s: 30.0,
+        ..Default::default()
+    };
+    let r = run(&w, "plan-jct", &cfg);
+    let a = &r.schedule.segments[0];
+    assert_eq!(a[0].gpus, 16);
+    assert_eq!((a[1].start, a[1].gpus, a[1].restart), (100.0, 8, 30.0));
+    // b is rigid: its requested 8 GPUs, at once.
+    assert_eq!(r.schedule.segments[1][0].gpus, 8);
+    assert_eq!(r.schedule.segments[1][0].start, 100.0);
+    // After b finishes, a grows back (a change worth far more than a restart).
+    assert_eq!(a.last().unwrap().gpus, 16);
+    assert!(r.metrics.restarts >= 2);
+    // Verify's own replay agrees with the engine on a's completion.
+    let done: f64 = 100.0 * 80.0
+        + (a[1].end - a[1].start - 30.0) * 60.0
+        + (a[2].end - a[2].start - 30.0) * 80.0;
+    assert!((done - 800_000.0).abs() < 1e-3, "{done}");
+}
+
+#[test]
+fn shortest_remaining_work_goes_first_and_fifo_keeps_arrival_order() {
+    let jobs = [
+        job("long", 0.0, "m", 600_000.0, 16, false),
+        job("short", 1.0, "m", 8_000.0, 16, false),
+    ];
+    let w = price(
+        &jobs,
+        &cluster(&[("A100", 2, 8)]),
+        &table(&[("m", "A100", CURVE)]),
+        Penalty::default(),
+    )
+    .unwrap();
+    let plan = run(&w, "plan-jct", &PlannerConfig::default());
+    let fifo = run(&w, "fifo", &PlannerConfig::default());
+    // The planner preempts the long job for the 75x shorter one; FIFO makes it wait.
+    assert!(plan.replay.finish[1] < plan.replay.finish[0]);
+    assert!(fifo.replay.finish[1] > fifo.replay.finish[0]);
+    assert!(plan.metrics.avg_jct_s < fifo.metrics.avg_jct_s);
+}
+
+#[test]
+fn slower_gpu_types_are_used_only_where_the_ratio_allows() {
+    // "good" loses half its speed on T4, "bad" 90%.
+    let t = table(&[
+        ("good", "A100", &[(8, 100.0)]),
+        ("good", "T4", &[(8, 50.0)]),
+        ("bad", "A100", &[(8, 100.0)]),
+        ("bad", "T4", &[(8, 10.0)]),
+    ]);
+    let c = cluster(&[("A100", 1, 8), ("T4", 1, 8)]);
+    // The short job is planned first and takes the A100s; then the other must choose.
+    for (other, expect_t4) in [("good", true), ("bad", false)] {
+        let jobs = [
+            job("first", 0.0, "good", 1_000.0, 8, false),
+            job("second", 0.0, other, 100_000.0, 8, false),
+        ];
+        let w = price(&jobs, &c, &t, Penalty::default()).unwrap();
+        let r = run(&w, "plan-jct", &PlannerConfig::default());
+        let ty = r.schedule.segments[1][0].ty;
+        assert_eq!(
+            w.cluster.gpu_types[ty as usize] == "T4",
+            expect_t4,
+            "{other}"
+        );
+    }
+}
+
+#[test]
+fn deadline_planning_admits_what_fits_and_meets_more_deadlines_than_edf() {
+    let mut jobs = Vec::new();
+    // Ten jobs whose deadlines need 4-8 GPUs each on a 16-GPU cluster.
+    for i in 0..10 {
+        let mut j = job(&format!("d{i}"), i as f64 * 10.0, "m", 36_000.0, 1, true);
+        j.deadline = Some(i as f64 * 10.0 + 1_000.0 + 100.0 * i as f64);
+        jobs.push(j);
+    }
+    let w = price(
+        &jobs,
+        &cluster(&[("A100", 2, 8)]),
+        &table(&[("m", "A100", CURVE)]),
+        Penalty::default(),
+    )
+    .unwrap();
+    let plan = run(
+        &w,
+        "plan-deadline",
+        &PlannerConfig {
+            objective: Objective::Deadline,
+            ..Default::default()
+        },
+    );
+    let edf = run(&w, "edf", &PlannerConfig::default());
+    let hit = |r: &RunResult| r.metrics.deadline_hit_rate.unwrap();
+    assert!(
+        hit(&plan) > hit(&edf),
+        "plan {} edf {}",
+        hit(&plan),
+        hit(&edf)
+    );
+    assert!(hit(&plan) >= 0.3);
+}
+
+#[test]
+fn a_belief_without_error_plans_exactly_like_the_truth() {
+    let jobs: Vec<Job> = (0..30)
+        .map(|i| {
+            job(
+                &format!("j{i}"),
+                i as f64 * 50.0,
+                "m",
+                5_000.0 * (1 + i % 7) as f64,
+                1 + i % 4,
+                i % 3 != 0,
+            )
+        })
+        .collect();
+    let w = price(
+        &jobs,
+        &cluster(&[("A100", 2, 8)]),
+        &table(&[("m", "A100", CURVE)]),
+        Penalty::default(),
+    )
+    .unwrap();
+    let cfg = PlannerConfig::default();
+    let truth = run(&w, "plan-jct", &cfg);
+    let same = run(&perturb(&w, ErrorDist::Normal(0.0), 7), "plan-jct", &cfg);
+    assert_eq!(truth.metrics.avg_jct_s, same.metrics.avg_jct_s);
+    // With a large error the plan differs but stays valid (run_policy verifies).
+    let noisy = run(&perturb(&w, ErrorDist::Normal(0.5), 7), "plan-jct", &cfg);
+    assert_ne!(truth.schedule.segments, noisy.schedule.segments);
+}
+
+#[test]
+fn verify_rejects_a_rigid_job_whose_count_changes() {
+    let w = price(
+        &[job("r", 0.0, "m", 8_000.0, 8, false)],
+        &cluster(&[("A100", 2, 8)]),
+        &table(&[("m", "A100", CURVE)]),
+        Penalty::default(),
+    )
+    .unwrap();
+    let mut s = run(&w, "fifo", &PlannerConfig::default()).schedule;
+    s.segments[0][0].gpus = 4;
+    s.segments[0][0].nodes = vec![(0, 4)];
+    let e = verify(&s, &w).unwrap_err().to_string();
+    assert!(e.contains("rigid job holds 4 GPUs, not its 8"), "{e}");
+}
+
+#[test]
+fn every_policy_finishes_a_mixed_workload_with_valid_schedules() {
+    let t = table(&[
+        ("m", "A100", CURVE),
+        ("m", "T4", &[(1, 3.0), (2, 5.5), (4, 10.0)]),
+    ]);
+    let c = cluster(&[("A100", 2, 8), ("T4", 2, 4)]);
+    let mut jobs: Vec<Job> = (0..60)
+        .map(|i| {
+            job(
+                &format!("j{i}"),
+                (i * 37 % 500) as f64 * 7.0,
+                "m",
+                2_000.0 * (1 + i % 11) as f64,
+                [1, 2, 4, 8, 16][i % 5],
+                i % 4 != 0,
+            )
+        })
+        .collect();
+    for (i, j) in jobs.iter_mut().enumerate().filter(|(i, _)| i % 5 == 0) {
+        j.deadline = Some(j.submit + 600.0 * (1 + i % 4) as f64);
+    }
+    let w = price(&jobs, &c, &t, Penalty::default()).unwrap();
+    for p in tracecast_plan::policies::POLICIES {
+        let r = run(&w, p, &PlannerConfig::default());
+        assert_eq!(r.metrics.jobs, 60, "{p}");
+        assert!(
+            r.metrics.gpu_utilization > 0.0 && r.metrics.gpu_utilization <= 1.0,
+            "{p}"
+        );
+    }
+}

@@ -1,0 +1,119 @@
+use std::sync::Arc;
+
+use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+
+/// The column types tracecast uses. A closed set keeps definitions `const`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ColType {
+    Bool,
+    Int32,
+    Int64,
+    UInt64,
+    Float64,
+    Utf8,
+    /// A list of strings.
+    ListUtf8,
+    /// A list of integer lists (tensor shapes).
+    ListListInt64,
+}
+
+impl ColType {
+    pub fn to_arrow(self) -> DataType {
+        match self {
+            ColType::Bool => DataType::Boolean,
+            ColType::Int32 => DataType::Int32,
+            ColType::Int64 => DataType::Int64,
+            ColType::UInt64 => DataType::UInt64,
+            ColType::Float64 => DataType::Float64,
+            ColType::Utf8 => DataType::Utf8,
+            ColType::ListUtf8 => DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+            ColType::ListListInt64 => DataType::List(Arc::new(Field::new(
+                "item",
+                DataType::List(Arc::new(Field::new("item", DataType::Int64, true))),
+                true,
+            ))),
+        }
+    }
+
+    fn sql_name(self) -> &'static str {
+        match self {
+            ColType::Bool => "BOOLEAN",
+            ColType::Int32 => "INT",
+            ColType::Int64 => "BIGINT",
+            ColType::UInt64 => "BIGINT UNSIGNED",
+            ColType::Float64 => "DOUBLE",
+            ColType::Utf8 => "VARCHAR",
+            ColType::ListUtf8 => "LIST<VARCHAR>",
+            ColType::ListListInt64 => "LIST<LIST<BIGINT>>",
+        }
+    }
+}
+
+/// One column: the single definition every reader and writer uses.
+#[derive(Debug)]
+pub struct Column {
+    pub name: &'static str,
+    pub ty: ColType,
+    pub nullable: bool,
+    /// Unit of the value (`ns`, `bytes`, `count`, ...), or `""` where none applies.
+    pub unit: &'static str,
+    pub doc: &'static str,
+}
+
+/// Shorthand constructors keep the table definitions readable.
+pub const fn req(name: &'static str, ty: ColType, unit: &'static str, doc: &'static str) -> Column {
+    Column { name, ty, nullable: false, unit, doc }
+}
+
+pub const fn opt(name: &'static str, ty: ColType, unit: &'static str, doc: &'static str) -> Column {
+    Column { name, ty, nullable: true, unit, doc }
+}
+
+/// A table (or columnar file format) with a version that changes whenever
+/// a column is added, removed or changes meaning.
+#[derive(Debug)]
+pub struct TableDef {
+    pub name: &'static str,
+    pub version: u32,
+    pub doc: &'static str,
+    pub columns: &'static [Column],
+}
+
+impl TableDef {
+    pub fn schema(&self) -> SchemaRef {
+        let fields: Vec<Field> = self
+            .columns
+            .iter()
+            .map(|c| Field::new(c.name, c.ty.to_arrow(), c.nullable))
+            .collect();
+        let metadata = [
+            ("tracecast.table".to_string(), self.name.to_string()),
+            ("tracecast.version".to_string(), self.version.to_string()),
+        ];
+        Arc::new(Schema::new_with_metadata(fields, metadata.into_iter().collect()))
+    }
+
+    /// Position of a column, for writers that fill columns by index.
+    pub fn index_of(&self, name: &str) -> usize {
+        self.columns
+            .iter()
+            .position(|c| c.name == name)
+            .unwrap_or_else(|| panic!("table {} has no column {name}", self.name))
+    }
+
+    pub fn markdown(&self) -> String {
+        let mut out = format!("\n## `{}` (version {})\n\n{}\n\n", self.name, self.version, self.doc);
+        out.push_str("| column | type | null | unit | meaning |\n|---|---|---|---|---|\n");
+        for c in self.columns {
+            out.push_str(&format!(
+                "| `{}` | {} | {} | {} | {} |\n",
+                c.name,
+                c.ty.sql_name(),
+                if c.nullable { "yes" } else { "no" },
+                c.unit,
+                c.doc
+            ));
+        }
+        out
+    }
+}

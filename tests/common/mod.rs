@@ -1,0 +1,80 @@
+//! Helpers shared by the end-to-end tests: running the binary, finding
+//! `../shared`, reading the lake back through `tracecast sql`.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+pub fn tracecast(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tracecast"))
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run tracecast")
+}
+
+pub fn text(out: &Output) -> (String, String) {
+    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+pub fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+pub fn fixtures() -> PathBuf {
+    workspace_root().join("fixtures")
+}
+
+/// `../shared/<sub>` from the repository root. Missing: a visible skip on a
+/// user's machine, a failure in CI (`.ci/run` sets TRACECAST_REQUIRE_SHARED).
+pub fn shared(sub: &str) -> Option<PathBuf> {
+    let dir = workspace_root().parent().unwrap().join("shared").join(sub);
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    if std::env::var_os("TRACECAST_REQUIRE_SHARED").is_some() {
+        panic!("{} is missing, and TRACECAST_REQUIRE_SHARED is set", dir.display());
+    }
+    eprintln!("SKIP: {} is missing; the real-trace tests did not run", dir.display());
+    None
+}
+
+/// Rows of a query as JSON objects.
+pub fn query(lake: &Path, sql: &str) -> Vec<serde_json::Map<String, serde_json::Value>> {
+    let out = tracecast(&["sql", "--lake", lake.to_str().unwrap(), "--format", "json", sql]);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "query failed: {sql}\n{stderr}");
+    let value: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    value.as_array().unwrap().iter().map(|v| v.as_object().unwrap().clone()).collect()
+}
+
+pub fn int(row: &serde_json::Map<String, serde_json::Value>, key: &str) -> i64 {
+    row.get(key).and_then(|v| v.as_i64()).unwrap_or_else(|| panic!("{key} in {row:?}"))
+}
+
+pub fn string(row: &serde_json::Map<String, serde_json::Value>, key: &str) -> String {
+    row.get(key).and_then(|v| v.as_str()).unwrap_or_else(|| panic!("{key} in {row:?}")).to_string()
+}
+
+/// Every file under a directory with its bytes, to show a lake did not change.
+pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.file_name().unwrap() != ".ingest.lock" {
+                out.push((p.clone(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Snapshot of the data tables only (everything but `_ingest_log`).
+pub fn data_snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    snapshot(dir).into_iter().filter(|(p, _)| !p.to_string_lossy().contains("_ingest_log")).collect()
+}
