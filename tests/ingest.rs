@@ -356,3 +356,20 @@ fn execution_traces_pair_with_kineto_ops() {
     }
 }
 
+
+#[test]
+fn collector_manifests_are_recognised_not_failed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("run");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::copy(fixtures().join("traces/synthetic-2024-single.pt.trace.json.gz"), dir.join("mlp__bs32__bf16.pt.trace.json.gz")).unwrap();
+    write(&dir, "mlp__bs32__bf16.manifest.json", br#"{"format": "tracecast-collector-manifest", "format_version": 1, "trace_file": "mlp__bs32__bf16.pt.trace.json.gz"}"#);
+    let lake = tmp.path().join("lake");
+    let (code, out, err) = ingest(&[&dir], &lake);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.starts_with("ingested 1, skipped 0 already present, failed 0"), "{out}");
+    assert!(out.contains("1 collector manifests"), "{out}");
+    let (code, out, _) = ingest(&[&dir], &lake);
+    assert_eq!(code, 0);
+    assert!(out.starts_with("ingested 0, skipped 2 already present"), "{out}");
+}

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Planner benchmarks (issue 6), from the repository root:
-#   bench/plan/run.sh [OUTDIR]        (default OUTDIR: bench-out/plan)
+#   bench/plan/run.sh [OUTDIR]        (default OUTDIR: target/bench-plan, git-ignored)
 # Needs target/release/tracecast (or $TRACECAST), ../shared/cluster, python3
 # and GNU time (/usr/bin/time). Writes OUTDIR/results.md and prints it.
 #
@@ -18,7 +18,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 T=${TRACECAST:-target/release/tracecast}
 S=../shared/cluster
-OUT=${1:-bench-out/plan}
+OUT=${1:-target/bench-plan}
 [ -x "$T" ] || { echo "no $T: run 'cargo build --release -p tracecast' first" >&2; exit 1; }
 [ -d "$S" ] || { echo "SKIP: $S missing" >&2; exit 1; }
 mkdir -p "$OUT"

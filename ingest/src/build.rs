@@ -6,16 +6,24 @@ use std::collections::HashMap;
 
 use crate::comm;
 use crate::json::lenient::Scalar;
-use crate::json::{time::micros_text_to_ns, RawDevice, RawEtNode, RawFile};
+use crate::json::{self, time::micros_text_to_ns, EventSink, ParseError, RawDevice, RawEtNode, RawEvent, RawFile};
 use crate::model::*;
 
-/// Builds the linked trace from one parsed file.
-pub fn build(raw: RawFile<'_>) -> Trace<'_> {
-    if raw.et_nodes.is_some() {
-        build_et(raw)
-    } else {
-        build_kineto(raw)
+/// Parses and links one trace file's (decompressed) bytes. Large Kineto
+/// files are parsed in two halves at once (see `json::split`).
+pub fn parse_and_build(bytes: &[u8]) -> Result<Trace<'_>, ParseError> {
+    let text = json::text(bytes)?;
+    if let Some(cut) = json::split::plan(text) {
+        let (mut first, mut second) = (KinetoBuilder::sized(text.len() / 2), KinetoBuilder::sized(text.len() / 2));
+        if let Some(raw) = json::split::parse_halves(text, &cut, &mut first, &mut second) {
+            first.absorb(second);
+            return Ok(first.finish(raw));
+        }
+        tracing::debug!("the two-way cut did not hold; parsing in one pass");
     }
+    let mut builder = KinetoBuilder::sized(text.len());
+    let raw = json::parse_text(text, &mut builder)?;
+    Ok(if raw.et_nodes.is_some() { build_et(raw) } else { builder.finish(raw) })
 }
 
 enum Kind {
@@ -56,47 +64,36 @@ fn devices_of(raw: &[RawDevice]) -> Vec<Device> {
         .collect()
 }
 
-fn build_kineto(raw: RawFile<'_>) -> Trace<'_> {
-    let base = raw.base_time_ns.unwrap_or(0);
-    let events = raw.events.unwrap_or_default();
-    let mut meta = TraceMeta {
-        schema_version: raw.schema_version,
-        base_time_ns: raw.base_time_ns,
-        event_count: events.len() as i64,
-        unknown_keys: raw.unknown_keys,
-        gpu_count: raw.devices.len() as i64,
-        ..TraceMeta::default()
-    };
-    if let Some(d) = &raw.distributed {
-        meta.rank = d.rank;
-        meta.world_size = d.world_size;
-        meta.backend = d.backend.clone();
-    }
-    let devices = devices_of(&raw.devices);
+/// Turns each Kineto event into a model record as soon as it is parsed.
+/// Times stay relative to the file until `finish` knows `baseTimeNanoseconds`
+/// (which may come after the events).
+#[derive(Default)]
+struct KinetoBuilder<'a> {
+    legacy_categories: bool,
+    ops: Vec<Op<'a>>,
+    launches: Vec<Launch<'a>>,
+    kernels: Vec<Kernel<'a>>,
+    memcpys: Vec<Memcpy<'a>>,
+    first_ns: Option<i64>,
+    last_ns: Option<i64>,
+}
 
-    let mut legacy_categories = false;
-    let mut ops = Vec::new();
-    let mut launches = Vec::new();
-    let mut kernels = Vec::new();
-    let mut memcpys = Vec::new();
-    let (mut first_ns, mut last_ns) = (i64::MAX, i64::MIN);
-
-    for mut event in events {
+impl<'a> EventSink<'a> for KinetoBuilder<'a> {
+    fn event(&mut self, mut event: RawEvent<'a>) {
         if event.ph.as_deref() != Some("X") {
-            continue;
+            return;
         }
-        let Some(kind) = event.cat.as_deref().and_then(kind_of) else { continue };
-        let Some(ts) = event.ts.and_then(|t| micros_text_to_ns(t.get())) else { continue };
-        let start_ns = base + ts;
+        let Some(kind) = event.cat.as_deref().and_then(kind_of) else { return };
+        let Some(start_ns) = event.ts.and_then(|t| micros_text_to_ns(t.get())) else { return };
         let dur_ns = event.dur.and_then(|d| micros_text_to_ns(d.get())).unwrap_or(0).max(0);
-        first_ns = first_ns.min(start_ns);
-        last_ns = last_ns.max(start_ns + dur_ns);
-        legacy_categories |= matches!(event.cat.as_deref(), Some("Operator" | "Kernel" | "Runtime"));
+        self.first_ns = Some(self.first_ns.map_or(start_ns, |f| f.min(start_ns)));
+        self.last_ns = Some(self.last_ns.map_or(start_ns + dur_ns, |l| l.max(start_ns + dur_ns)));
+        self.legacy_categories |= matches!(event.cat.as_deref(), Some("Operator" | "Kernel" | "Runtime"));
         let name = event.name.take().unwrap_or(Cow::Borrowed(""));
         match kind {
             Kind::Op(category) => {
                 let args = event.args.take().unwrap_or_default();
-                ops.push(Op {
+                self.ops.push(Op {
                     name,
                     category,
                     pid: event.pid,
@@ -116,7 +113,7 @@ fn build_kineto(raw: RawFile<'_>) -> Trace<'_> {
             }
             Kind::Launch(category) => {
                 let args = event.args.take().unwrap_or_default();
-                launches.push(Launch {
+                self.launches.push(Launch {
                     name,
                     category,
                     pid: event.pid,
@@ -133,7 +130,7 @@ fn build_kineto(raw: RawFile<'_>) -> Trace<'_> {
             Kind::Kernel => {
                 let comm = comm::classify(&name, &mut event);
                 let args = event.args.take().unwrap_or_default();
-                kernels.push(Kernel {
+                self.kernels.push(Kernel {
                     name,
                     device: args.device,
                     stream: args.stream,
@@ -158,7 +155,7 @@ fn build_kineto(raw: RawFile<'_>) -> Trace<'_> {
             }
             Kind::Memcpy { memset } => {
                 let args = event.args.take().unwrap_or_default();
-                memcpys.push(Memcpy {
+                self.memcpys.push(Memcpy {
                     name,
                     is_memset: memset,
                     device: args.device,
@@ -174,46 +171,93 @@ fn build_kineto(raw: RawFile<'_>) -> Trace<'_> {
             }
         }
     }
+}
 
-    meta.era = if legacy_categories {
-        "kineto-2021"
-    } else if raw.base_time_ns.is_some() {
-        "kineto-2024"
-    } else {
-        "kineto-2022"
+impl<'a> KinetoBuilder<'a> {
+    /// Real traces average 200-300 bytes an event; reserving address space
+    /// is cheap, growing and copying large vectors is not.
+    fn sized(bytes: usize) -> Self {
+        let events = bytes / 256;
+        KinetoBuilder {
+            ops: Vec::with_capacity(events / 3),
+            launches: Vec::with_capacity(events / 4),
+            kernels: Vec::with_capacity(events / 8),
+            ..KinetoBuilder::default()
+        }
     }
-    .to_string();
-    if first_ns <= last_ns {
-        meta.start_ns = Some(first_ns);
-        meta.end_ns = Some(last_ns);
+
+    /// Adds the records another builder made from the rest of the same file.
+    fn absorb(&mut self, other: KinetoBuilder<'a>) {
+        self.legacy_categories |= other.legacy_categories;
+        self.ops.extend(other.ops);
+        self.launches.extend(other.launches);
+        self.kernels.extend(other.kernels);
+        self.memcpys.extend(other.memcpys);
+        self.first_ns = [self.first_ns, other.first_ns].into_iter().flatten().min();
+        self.last_ns = [self.last_ns, other.last_ns].into_iter().flatten().max();
     }
 
-    // Outer spans first at equal starts, so nesting sees parents before children.
-    ops.sort_by_key(|o| (o.start_ns, std::cmp::Reverse(o.dur_ns)));
-    launches.sort_by_key(|l| l.start_ns);
-    kernels.sort_by_key(|k| k.start_ns);
-    memcpys.sort_by_key(|m| m.start_ns);
+    fn finish(self, raw: RawFile<'a>) -> Trace<'a> {
+        let KinetoBuilder { legacy_categories, mut ops, mut launches, mut kernels, mut memcpys, first_ns, last_ns } = self;
+        let base = raw.base_time_ns.unwrap_or(0);
+        if base != 0 {
+            ops.iter_mut().for_each(|o| o.start_ns += base);
+            launches.iter_mut().for_each(|l| l.start_ns += base);
+            kernels.iter_mut().for_each(|k| k.start_ns += base);
+            memcpys.iter_mut().for_each(|m| m.start_ns += base);
+        }
+        let mut meta = TraceMeta {
+            era: if legacy_categories {
+                "kineto-2021"
+            } else if raw.base_time_ns.is_some() {
+                "kineto-2024"
+            } else {
+                "kineto-2022"
+            }
+            .to_string(),
+            schema_version: raw.schema_version,
+            base_time_ns: raw.base_time_ns,
+            start_ns: first_ns.map(|t| t + base),
+            end_ns: last_ns.map(|t| t + base),
+            event_count: raw.event_count.unwrap_or(0) as i64,
+            unknown_keys: raw.unknown_keys,
+            gpu_count: raw.devices.len() as i64,
+            ..TraceMeta::default()
+        };
+        if let Some(d) = &raw.distributed {
+            meta.rank = d.rank;
+            meta.world_size = d.world_size;
+            meta.backend = d.backend.clone();
+        }
+        let devices = devices_of(&raw.devices);
 
-    meta.pid = most_common(ops.iter().filter_map(|o| o.pid));
-    meta.gpu_name = most_common(kernels.iter().filter_map(|k| k.device))
-        .and_then(|id| devices.iter().find(|d| d.id == id))
-        .or(devices.first())
-        .map(|d| d.name.clone())
-        .filter(|n| !n.is_empty());
+        // Outer spans first at equal starts, so nesting sees parents before children.
+        ops.sort_by_key(|o| (o.start_ns, std::cmp::Reverse(o.dur_ns)));
+        launches.sort_by_key(|l| l.start_ns);
+        kernels.sort_by_key(|k| k.start_ns);
+        memcpys.sort_by_key(|m| m.start_ns);
 
-    let mut trace = Trace {
-        format: Format::Kineto,
-        meta,
-        devices,
-        steps: Vec::new(),
-        ops,
-        launches,
-        kernels,
-        memcpys,
-        et_nodes: Vec::new(),
-    };
-    crate::link::link(&mut trace);
-    trace
+        meta.pid = most_common(ops.iter().filter_map(|o| o.pid));
+        meta.gpu_name = most_common(kernels.iter().filter_map(|k| k.device))
+            .and_then(|id| devices.iter().find(|d| d.id == id))
+            .or(devices.first())
+            .map(|d| d.name.clone())
+            .filter(|n| !n.is_empty());
+
+        let mut trace = Trace {
+            format: Format::Kineto,
+            meta,
+            devices,
+            steps: Vec::new(),
+            ops,
+            launches,
+            kernels,
+            memcpys,
+            et_nodes: Vec::new(),
+        };
+        crate::link::link(&mut trace);
+        trace
+    }
 }
 
 fn most_common(values: impl Iterator<Item = i64>) -> Option<i64> {

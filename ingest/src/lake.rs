@@ -11,6 +11,7 @@ use std::collections::HashSet;
 use std::fs::{self, File};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use arrow::array::{Array, StringArray};
 use arrow::record_batch::RecordBatch;
@@ -18,6 +19,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
+use rayon::prelude::*;
 use tracecast_schemas::{lake, TableDef};
 
 const STAGING: &str = "_staging";
@@ -46,6 +48,9 @@ fn pq_err(path: &Path) -> impl FnOnce(parquet::errors::ParquetError) -> LakeErro
 pub struct Lake {
     root: PathBuf,
     _lock: File,
+    /// Encodes a chunk's tables in parallel. Its own pool: the global one is
+    /// full of parsers that block until the writer takes their batches.
+    encoders: Arc<rayon::ThreadPool>,
 }
 
 impl Lake {
@@ -60,7 +65,13 @@ impl Lake {
             .map_err(io_err(&lock_path))?;
         // An OS lock dies with its process, so a killed run never blocks the next.
         lock.try_lock().map_err(|_| LakeError::Busy(root.to_path_buf()))?;
-        let lake = Lake { root: root.to_path_buf(), _lock: lock };
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let encoders = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("parquet-encoder-{i}"))
+            .build()
+            .map_err(|e| LakeError::Io { path: root.to_path_buf(), source: io::Error::other(e) })?;
+        let lake = Lake { root: root.to_path_buf(), _lock: lock, encoders: Arc::new(encoders) };
         lake.recover()?;
         Ok(lake)
     }
@@ -86,8 +97,8 @@ impl Lake {
         Ok(())
     }
 
-    /// Content hashes already in the lake: every ingested trace, and every
-    /// archive whose members were all handled.
+    /// Content hashes already in the lake: every ingested trace, every
+    /// archive whose members were all handled, every collector manifest.
     pub fn known_hashes(&self) -> Result<HashSet<String>, LakeError> {
         let mut known = HashSet::new();
         read_strings(&self.root, &lake::TRACES, "content_hash", |_| true, &mut known)?;
@@ -95,7 +106,7 @@ impl Lake {
             &self.root,
             &lake::INGEST_LOG,
             "content_hash",
-            |outcome| outcome == "archive",
+            |outcome| matches!(outcome, "archive" | "manifest"),
             &mut known,
         )?;
         Ok(known)
@@ -104,7 +115,13 @@ impl Lake {
     pub fn chunk(&self, name: &str) -> Result<ChunkWriter, LakeError> {
         let dir = self.root.join(STAGING).join(name);
         fs::create_dir_all(&dir).map_err(io_err(&dir))?;
-        Ok(ChunkWriter { lake_root: self.root.clone(), dir, name: name.to_string(), writers: Vec::new() })
+        Ok(ChunkWriter {
+            lake_root: self.root.clone(),
+            dir,
+            name: name.to_string(),
+            writers: Vec::new(),
+            encoders: Arc::clone(&self.encoders),
+        })
     }
 }
 
@@ -172,40 +189,59 @@ pub struct ChunkWriter {
     dir: PathBuf,
     name: String,
     writers: Vec<(&'static TableDef, ArrowWriter<File>)>,
+    encoders: Arc<rayon::ThreadPool>,
 }
 
 impl ChunkWriter {
-    pub fn write(&mut self, def: &'static TableDef, batch: &RecordBatch) -> Result<(), LakeError> {
-        if batch.num_rows() == 0 {
-            return Ok(());
+    fn writer_for(&mut self, def: &'static TableDef) -> Result<usize, LakeError> {
+        if let Some(pos) = self.writers.iter().position(|(d, _)| d.name == def.name) {
+            return Ok(pos);
         }
-        let pos = match self.writers.iter().position(|(d, _)| d.name == def.name) {
-            Some(pos) => pos,
-            None => {
-                let table_dir = self.dir.join(def.name);
-                fs::create_dir_all(&table_dir).map_err(io_err(&table_dir))?;
-                let path = table_dir.join(format!("part-{}.parquet", self.name));
-                let file = File::create(&path).map_err(io_err(&path))?;
-                let props = WriterProperties::builder()
-                    .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).expect("valid level")))
-                    .set_max_row_group_row_count(Some(256 * 1024))
-                    .build();
-                let writer = ArrowWriter::try_new(file, def.schema(), Some(props)).map_err(pq_err(&path))?;
-                self.writers.push((def, writer));
-                self.writers.len() - 1
-            }
-        };
-        let (def, writer) = &mut self.writers[pos];
-        writer.write(batch).map_err(|e| pq_err(&self.dir.join(def.name))(e))
+        let table_dir = self.dir.join(def.name);
+        fs::create_dir_all(&table_dir).map_err(io_err(&table_dir))?;
+        let path = table_dir.join(format!("part-{}.parquet", self.name));
+        let file = File::create(&path).map_err(io_err(&path))?;
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).expect("valid level")))
+            .set_max_row_group_row_count(Some(256 * 1024))
+            .build();
+        let writer = ArrowWriter::try_new(file, def.schema(), Some(props)).map_err(pq_err(&path))?;
+        self.writers.push((def, writer));
+        Ok(self.writers.len() - 1)
     }
 
-    /// Closes the files, marks the chunk committed and publishes it.
-    pub fn commit(self) -> Result<(), LakeError> {
-        for (def, writer) in self.writers {
-            let path = self.dir.join(def.name);
-            let file = writer.into_inner().map_err(pq_err(&path))?;
-            file.sync_all().map_err(io_err(&path))?;
+    /// Appends one trace's batches, encoding the tables in parallel.
+    pub fn write(&mut self, tables: &[(&'static TableDef, RecordBatch)]) -> Result<(), LakeError> {
+        let mut work: Vec<(usize, &RecordBatch)> = Vec::with_capacity(tables.len());
+        for (def, batch) in tables.iter().filter(|(_, b)| b.num_rows() > 0) {
+            work.push((self.writer_for(def)?, batch));
         }
+        let dir = &self.dir;
+        let mut writers: Vec<Option<&mut (&'static TableDef, ArrowWriter<File>)>> =
+            self.writers.iter_mut().map(Some).collect();
+        let jobs: Vec<(&mut (&'static TableDef, ArrowWriter<File>), &RecordBatch)> = work
+            .into_iter()
+            .map(|(pos, batch)| (writers[pos].take().expect("one batch per table"), batch))
+            .collect();
+        self.encoders.install(|| {
+            jobs.into_par_iter().try_for_each(|((def, writer), batch)| {
+                writer.write(batch).map_err(|e| pq_err(&dir.join(def.name))(e))
+            })
+        })
+    }
+
+    /// Closes the files (in parallel: encoding the last row groups and
+    /// fsync), marks the chunk committed and publishes it.
+    pub fn commit(self) -> Result<(), LakeError> {
+        let dir = &self.dir;
+        let writers = self.writers;
+        self.encoders.install(|| {
+            writers.into_par_iter().try_for_each(|(def, writer)| {
+                let path = dir.join(def.name);
+                let file = writer.into_inner().map_err(pq_err(&path))?;
+                file.sync_all().map_err(io_err(&path))
+            })
+        })?;
         let marker_tmp = self.dir.join(format!("{MARKER}.tmp"));
         File::create(&marker_tmp).and_then(|f| f.sync_all()).map_err(io_err(&marker_tmp))?;
         fs::rename(&marker_tmp, self.dir.join(MARKER)).map_err(io_err(&marker_tmp))?;

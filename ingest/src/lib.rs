@@ -61,8 +61,8 @@ fn with_trace(bytes: &[u8], f: impl FnOnce(Result<&model::Trace<'_>, String>)) {
         Ok(p) => p,
         Err(e) => return f(Err(format!("gzip: {e}"))),
     };
-    match json::parse(&plain) {
-        Ok(raw) => f(Ok(&build::build(raw))),
+    match build::parse_and_build(&plain) {
+        Ok(trace) => f(Ok(&trace)),
         Err(e) => f(Err(e.to_string())),
     }
 }

@@ -13,7 +13,8 @@ use tracecast_schemas::lake as tables;
 use crate::batches::{self, Identity, LogRow, TraceBatches};
 use crate::lake::{Lake, LakeError};
 use crate::source::{self, Contents, InputFile};
-use crate::{build, json, IngestError};
+use crate::json::ParseError;
+use crate::{build, IngestError};
 
 /// Tuning for an ingest run.
 #[derive(Debug, Clone)]
@@ -41,6 +42,8 @@ pub struct IngestSummary {
     pub ingested: usize,
     pub skipped: usize,
     pub failed: usize,
+    /// Collector manifests seen beside the traces (logged, not ingested).
+    pub manifests: usize,
     /// `(source, reason)` of each failure, in the order they happened.
     pub failures: Vec<(String, String)>,
     /// Bytes of the input files as stored.
@@ -226,12 +229,16 @@ impl Context<'_> {
             Err(e) => return fail(member, hash, format!("gzip: {e}")),
         };
         let decompressed = started.elapsed();
-        let raw = match json::parse(&plain) {
-            Ok(raw) => raw,
+        let trace = match build::parse_and_build(&plain) {
+            Ok(trace) => trace,
+            Err(ParseError::Manifest) => {
+                // The collector's sidecar: not a trace, not a failure.
+                let row = log_row(self.run_id, path, member, Some(hash), bytes.len() as u64, "manifest", None);
+                tx.send(Message::Log(row)).ok();
+                return true;
+            }
             Err(e) => return fail(member, hash, e.to_string()),
         };
-        let parsed = started.elapsed();
-        let trace = build::build(raw);
         let linked = started.elapsed();
         let trace_id = hash[..16].to_string();
         let job_id = job_id(path, member.is_some(), trace.meta.world_size, &trace_id);
@@ -249,12 +256,11 @@ impl Context<'_> {
             Err(e) => return fail(member, hash, format!("internal error converting to Arrow: {e}")),
         };
         tracing::debug!(
-            "{}: {} MB; gunzip {:?}, parse {:?}, link {:?}, arrow {:?}",
+            "{}: {} MB; gunzip {:?}, parse and link {:?}, arrow {:?}",
             path.display(),
             plain.len() / 1_000_000,
             decompressed,
-            parsed - decompressed,
-            linked - parsed,
+            linked - decompressed,
             started.elapsed() - linked,
         );
         let log = LogRow {
@@ -319,7 +325,7 @@ fn write_all(
         let Some(mut writer) = chunk.take() else { return Ok(()) };
         if !log.is_empty() {
             let batch = batches::log_batch(log).expect("log rows match the schema");
-            writer.write(&tables::INGEST_LOG, &batch)?;
+            writer.write(&[(&tables::INGEST_LOG, batch)])?;
             log.clear();
         }
         writer.commit()
@@ -333,6 +339,9 @@ fn write_all(
         match message {
             Message::Skipped => summary.skipped += 1,
             Message::Log(row) => {
+                if row.outcome == "manifest" {
+                    summary.manifests += 1;
+                }
                 if row.outcome == "failed" {
                     summary.failed += 1;
                     summary.failures.push((source_label(&row), row.reason.clone().unwrap_or_default()));
@@ -345,10 +354,7 @@ fn write_all(
                     summary.skipped += 1;
                     continue;
                 }
-                let writer = chunk.as_mut().expect("opened above");
-                for (def, batch) in &batches.tables {
-                    writer.write(def, batch)?;
-                }
+                chunk.as_mut().expect("opened above").write(&batches.tables)?;
                 tracing::info!("ingested {}", source_label(&row));
                 log.push(row);
                 summary.ingested += 1;

@@ -60,8 +60,14 @@ pub fn decompress(bytes: &[u8]) -> io::Result<std::borrow::Cow<'_, [u8]>> {
     if !is_gzip(bytes) {
         return Ok(std::borrow::Cow::Borrowed(bytes));
     }
-    // Reserve for a typical 10-20x ratio, bounded so a bad header cannot balloon it.
-    let mut out = Vec::with_capacity((bytes.len() * 12).min(1 << 30));
+    // A single-member gzip ends with the uncompressed size mod 2^32; trust it
+    // only where it is plausible, so a bad trailer cannot balloon the buffer.
+    let trailer = bytes.len().checked_sub(4).map(|at| u32::from_le_bytes(bytes[at..].try_into().expect("4 bytes")));
+    let capacity = match trailer {
+        Some(n) if (n as usize) >= bytes.len() && (n as usize) <= bytes.len().saturating_mul(64) => n as usize + 1,
+        _ => bytes.len().saturating_mul(12).min(1 << 30),
+    };
+    let mut out = Vec::with_capacity(capacity);
     MultiGzDecoder::new(bytes).read_to_end(&mut out)?;
     Ok(std::borrow::Cow::Owned(out))
 }

@@ -236,7 +236,7 @@ pub const INGEST_LOG: TableDef = TableDef {
         opt("archive_member", Utf8, "", "Member inside an archive."),
         opt("content_hash", Utf8, "", "BLAKE3 of the bytes (null when they could not be read)."),
         req("size_bytes", Int64, "bytes", "Bytes read (compressed size for .gz)."),
-        req("outcome", Utf8, "", "`ingested`, `failed`, or `archive` (an archive whose every member was handled; re-runs skip it unopened)."),
+        req("outcome", Utf8, "", "`ingested`, `failed`, `manifest` (a collector sidecar manifest: not a trace, read by later stages), or `archive` (an archive whose every member was handled; re-runs skip it unopened)."),
         opt("reason", Utf8, "", "Why it failed."),
         opt("trace_id", Utf8, "", "Trace id for ingested files."),
         opt("format", Utf8, "", "Detected format."),

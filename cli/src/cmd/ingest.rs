@@ -66,8 +66,12 @@ pub fn run(args: IngestArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
     for (source, reason) in &summary.failures {
         eprintln!("failed: {source}: {reason}");
     }
+    let manifests = match summary.manifests {
+        0 => String::new(),
+        n => format!(", {n} collector manifests"),
+    };
     println!(
-        "ingested {}, skipped {} already present, failed {}{} ({:.1} MB of JSON, {} kernels, {:.2} s)",
+        "ingested {}, skipped {} already present, failed {}{} ({:.1} MB of JSON, {} kernels{manifests}, {:.2} s)",
         summary.ingested,
         summary.skipped,
         summary.failed,

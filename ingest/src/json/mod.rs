@@ -4,6 +4,7 @@
 
 pub mod lenient;
 mod raw;
+pub mod split;
 pub mod time;
 
-pub use raw::{parse, ParseError, RawDevice, RawEtIo, RawEtNode, RawEvent, RawFile};
+pub use raw::{parse, parse_text, text, EventSink, ParseError, MANIFEST_FORMAT, RawDevice, RawEtIo, RawEtNode, RawEvent, RawFile};

@@ -1,17 +1,24 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::lenient::{self, Scalar};
 
-/// A trace file after the JSON pass: Kineto events or ET nodes, plus the
-/// top-level metadata tracecast reads. Strings borrow from the input.
+/// Receives Kineto events one by one as they are parsed, so a file's events
+/// are never all held as raw records at once.
+pub trait EventSink<'a> {
+    fn event(&mut self, event: RawEvent<'a>);
+}
+
+/// A trace file after the JSON pass: the top-level metadata tracecast reads,
+/// and ET nodes (Kineto events went to the sink). Strings borrow from the input.
 #[derive(Default, Debug)]
 pub struct RawFile<'a> {
-    pub events: Option<Vec<RawEvent<'a>>>,
+    /// Kineto events handed to the sink; `None` when the file had no event list.
+    pub event_count: Option<usize>,
     /// The file was a bare JSON list of events (the oldest traces).
     pub bare_list: bool,
     pub devices: Vec<RawDevice>,
@@ -24,6 +31,8 @@ pub struct RawFile<'a> {
     /// Names of top-level keys not read. Values are never kept: some hold
     /// environment dumps with secrets.
     pub unknown_keys: Vec<String>,
+    /// The top-level `format` tag, which tracecast's own JSON files carry.
+    pub format_tag: Option<String>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -140,6 +149,25 @@ pub struct RawDevice {
     pub warp_size: Option<i64>,
 }
 
+impl RawFile<'_> {
+    /// The metadata of a Kineto file, which borrows nothing (ET nodes are dropped).
+    pub fn into_static(self) -> RawFile<'static> {
+        RawFile {
+            event_count: self.event_count,
+            bare_list: self.bare_list,
+            devices: self.devices,
+            distributed: self.distributed,
+            base_time_ns: self.base_time_ns,
+            schema_version: self.schema_version,
+            et_schema: self.et_schema,
+            et_pid: self.et_pid,
+            et_nodes: None,
+            unknown_keys: self.unknown_keys,
+            format_tag: self.format_tag,
+        }
+    }
+}
+
 #[derive(Deserialize, Default, Debug, Clone)]
 #[serde(default)]
 pub struct RawDistributed {
@@ -213,6 +241,9 @@ fn owned_string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Er
     Ok(lenient::string(d)?.map(Cow::into_owned))
 }
 
+/// The `format` of the collector's sidecar manifests (schemas/FORMATS.md).
+pub const MANIFEST_FORMAT: &str = "tracecast-collector-manifest";
+
 /// Why a file is not a trace tracecast can read, in words for the user.
 #[derive(Debug, thiserror::Error)]
 pub enum ParseError {
@@ -224,25 +255,45 @@ pub enum ParseError {
     Syntax { line: usize, column: usize, detail: String },
     #[error("not a trace: {0}")]
     Shape(String),
+    /// A tracecast collector manifest: it describes the trace beside it.
+    #[error("a collector manifest, not a trace")]
+    Manifest,
 }
 
-/// Parses a whole trace file in one pass.
-pub fn parse(bytes: &[u8]) -> Result<RawFile<'_>, ParseError> {
+/// The file as text: it must start like JSON and be UTF-8. One check of the
+/// whole buffer is cheaper than serde_json's check of each string.
+pub fn text(bytes: &[u8]) -> Result<&str, ParseError> {
     let first = bytes.iter().position(|b| !b.is_ascii_whitespace());
     let Some(first) = first else { return Err(ParseError::Empty) };
-    match bytes[first] {
-        b'{' | b'[' => {}
-        _ => {
-            return Err(ParseError::Shape(
-                "the file does not start with a JSON object or list".into(),
-            ));
-        }
+    if !matches!(bytes[first], b'{' | b'[') {
+        return Err(ParseError::Shape("the file does not start with a JSON object or list".into()));
     }
-    let mut de = serde_json::Deserializer::from_slice(bytes);
-    let file = TopLevel::deserialize(&mut de)
-        .and_then(|top| de.end().map(|()| top.0))
-        .map_err(|e| describe(e, bytes))?;
-    if file.events.is_none() && file.et_nodes.is_none() {
+    std::str::from_utf8(bytes).map_err(|bad| {
+        let line = 1 + bytes[..bad.valid_up_to()].iter().filter(|&&b| b == b'\n').count();
+        ParseError::Syntax {
+            line,
+            column: 0,
+            detail: format!("not valid UTF-8 (byte {} is not part of a character)", bad.valid_up_to()),
+        }
+    })
+}
+
+/// Parses a whole trace file in one pass, handing Kineto events to `sink`.
+pub fn parse<'a>(bytes: &'a [u8], sink: &mut dyn EventSink<'a>) -> Result<RawFile<'a>, ParseError> {
+    parse_text(text(bytes)?, sink)
+}
+
+/// [`parse`] for text already checked by [`text`].
+pub fn parse_text<'a>(text: &'a str, sink: &mut dyn EventSink<'a>) -> Result<RawFile<'a>, ParseError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let file = TopSeed { sink }
+        .deserialize(&mut de)
+        .and_then(|file| de.end().map(|()| file))
+        .map_err(|e| describe(e, text.as_bytes()))?;
+    if file.event_count.is_none() && file.et_nodes.is_none() {
+        if file.format_tag.as_deref() == Some(MANIFEST_FORMAT) {
+            return Err(ParseError::Manifest);
+        }
         return Err(ParseError::Shape(
             "a JSON object with neither `traceEvents` (Kineto) nor `nodes` (PyTorch Execution Trace)"
                 .into(),
@@ -259,13 +310,6 @@ fn describe(e: serde_json::Error, bytes: &[u8]) -> ParseError {
             "unexpected JSON shape at line {line}, column {column}: {e}"
         )),
         _ => {
-            if let Err(bad) = std::str::from_utf8(bytes) {
-                return ParseError::Syntax {
-                    line,
-                    column,
-                    detail: format!("not valid UTF-8 (byte {} is not part of a character)", bad.valid_up_to()),
-                };
-            }
             let mut detail = e.to_string();
             if let Some(cut) = detail.find(" at line") {
                 detail.truncate(cut);
@@ -304,36 +348,63 @@ fn near_non_json_number(bytes: &[u8], line: usize, column: usize) -> bool {
 
 /// The top level: an object (keys read by name, unknown keys skipped and
 /// only their names kept) or a bare list of events.
-struct TopLevel<'a>(RawFile<'a>);
+struct TopSeed<'s, 'a> {
+    sink: &'s mut dyn EventSink<'a>,
+}
 
-impl<'de> Deserialize<'de> for TopLevel<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(TopVisitor)
+impl<'de> DeserializeSeed<'de> for TopSeed<'_, 'de> {
+    type Value = RawFile<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
     }
 }
 
-struct TopVisitor;
+/// The `traceEvents` list: each event goes to the sink as soon as it is read.
+struct EventsSeed<'s, 'a> {
+    sink: &'s mut dyn EventSink<'a>,
+}
 
-impl<'de> Visitor<'de> for TopVisitor {
-    type Value = TopLevel<'de>;
+impl<'de> DeserializeSeed<'de> for EventsSeed<'_, 'de> {
+    type Value = usize;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<usize, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EventsSeed<'_, 'de> {
+    type Value = usize;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of trace events")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
+        let mut n = 0;
+        while let Some(e) = seq.next_element()? {
+            self.sink.event(e);
+            n += 1;
+        }
+        Ok(n)
+    }
+}
+
+impl<'de> Visitor<'de> for TopSeed<'_, 'de> {
+    type Value = RawFile<'de>;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a Kineto trace object, a list of trace events, or an execution trace")
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut events = Vec::with_capacity(seq.size_hint().unwrap_or(1024));
-        while let Some(e) = seq.next_element()? {
-            events.push(e);
-        }
-        Ok(TopLevel(RawFile { events: Some(events), bare_list: true, ..RawFile::default() }))
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        let n = EventsSeed { sink: self.sink }.visit_seq(seq)?;
+        Ok(RawFile { event_count: Some(n), bare_list: true, ..RawFile::default() })
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut file = RawFile::default();
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
             match key.as_ref() {
-                "traceEvents" => file.events = Some(map.next_value()?),
+                "traceEvents" => {
+                    file.event_count = Some(map.next_value_seed(EventsSeed { sink: &mut *self.sink })?)
+                }
                 "deviceProperties" | "computeProperties" => {
                     let devices: Option<Vec<RawDevice>> = map.next_value()?;
                     file.devices = devices.unwrap_or_default();
@@ -344,6 +415,7 @@ impl<'de> Visitor<'de> for TopVisitor {
                 "schema" => file.et_schema = map.next_value::<Scalar>()?.into_string(),
                 "pid" => file.et_pid = map.next_value::<Scalar>()?.as_i64(),
                 "nodes" => file.et_nodes = Some(map.next_value()?),
+                "format" => file.format_tag = map.next_value::<Scalar>()?.into_string(),
                 // Known, not needed.
                 "displayTimeUnit" | "traceName" | "time" | "start_ts" | "finish_ts" => {
                     map.next_value::<IgnoredAny>()?;
@@ -354,7 +426,7 @@ impl<'de> Visitor<'de> for TopVisitor {
                 }
             }
         }
-        Ok(TopLevel(file))
+        Ok(file)
     }
 
     fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
@@ -389,31 +461,49 @@ fn printable_key(key: &str) -> String {
 mod tests {
     use super::*;
 
+    #[derive(Default)]
+    struct Collect<'a>(Vec<RawEvent<'a>>);
+    impl<'a> EventSink<'a> for Collect<'a> {
+        fn event(&mut self, event: RawEvent<'a>) {
+            self.0.push(event);
+        }
+    }
+
+    fn parse_all(bytes: &[u8]) -> Result<(RawFile<'_>, Vec<RawEvent<'_>>), ParseError> {
+        let mut sink = Collect::default();
+        let file = parse(bytes, &mut sink)?;
+        Ok((file, sink.0))
+    }
+
     #[test]
     fn reads_object_and_bare_list() {
         let obj = br#"{"schemaVersion": 1, "traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1.5, "dur": 2}], "SECRET_ENV": {"TOKEN": "x"}}"#;
-        let f = parse(obj).unwrap();
-        assert_eq!(f.events.as_ref().unwrap().len(), 1);
+        let (f, events) = parse_all(obj).unwrap();
+        assert_eq!(events.len(), 1);
+        assert_eq!(f.event_count, Some(1));
         assert_eq!(f.unknown_keys, vec!["SECRET_ENV".to_string()]);
         assert_eq!(f.schema_version.as_deref(), Some("1"));
         let list = br#"[{"ph": "X", "cat": "Kernel", "name": "k", "ts": 1, "dur": 2, "pid": "Traces", "tid": "stream 7"}]"#;
-        let f = parse(list).unwrap();
+        let (f, events) = parse_all(list).unwrap();
         assert!(f.bare_list);
-        let e = &f.events.unwrap()[0];
-        assert_eq!(e.pid, None);
-        assert_eq!(e.ts.unwrap().get(), "1");
+        assert_eq!(events[0].pid, None);
+        assert_eq!(events[0].ts.unwrap().get(), "1");
     }
 
     #[test]
     fn errors_say_why() {
-        assert!(matches!(parse(b"  \n"), Err(ParseError::Empty)));
-        assert!(matches!(parse(br#"{"traceEvents": [{"ph": "X""#), Err(ParseError::Truncated { .. })));
-        let nan = parse(br#"{"traceEvents": [{"ts": NaN}]}"#).unwrap_err().to_string();
+        assert!(matches!(parse_all(b"  \n"), Err(ParseError::Empty)));
+        assert!(matches!(parse_all(br#"{"traceEvents": [{"ph": "X""#), Err(ParseError::Truncated { .. })));
+        let nan = parse_all(br#"{"traceEvents": [{"ts": NaN}]}"#).unwrap_err().to_string();
         assert!(nan.contains("NaN and Infinity are not JSON"), "{nan}");
-        let other = parse(br#"{"hello": 1}"#).unwrap_err().to_string();
+        let other = parse_all(br#"{"hello": 1}"#).unwrap_err().to_string();
         assert!(other.contains("neither `traceEvents`"), "{other}");
-        let scalar = parse(b"42").unwrap_err().to_string();
+        let manifest = parse_all(br#"{"format": "tracecast-collector-manifest", "format_version": 1}"#);
+        assert!(matches!(manifest, Err(ParseError::Manifest)));
+        let scalar = parse_all(b"42").unwrap_err().to_string();
         assert!(scalar.contains("does not start with a JSON object"), "{scalar}");
+        let utf8 = parse_all(b"{\"traceEvents\": [{\"name\": \"\xff\"}]}").unwrap_err().to_string();
+        assert!(utf8.contains("not valid UTF-8"), "{utf8}");
     }
 
     #[test]
@@ -421,8 +511,8 @@ mod tests {
         let obj = br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "dur": 2,
             "args": {"occupancy": {"a": 1}, "grid": "x", "stream": "7", "External id": 18446744073709551615,
                      "Input Dims": [[1, 2], [], [[1], [2]], 3]}}]}"#;
-        let f = parse(obj).unwrap();
-        let a = f.events.unwrap().into_iter().next().unwrap().args.unwrap();
+        let (_, events) = parse_all(obj).unwrap();
+        let a = events.into_iter().next().unwrap().args.unwrap();
         assert_eq!(a.grid, None);
         assert_eq!(a.stream, Some(7));
         assert_eq!(a.external_id, None, "u64 above i64::MAX is not an Int64 id");
