@@ -290,6 +290,13 @@ fn verify_rejects_overbooked_overlapping_and_unfinished_schedules() {
         }
     }
     check(&write("over.json", &v), "node 0 (a100-0) holds");
+    // A negative restart_s would credit work the GPUs never did: the replay uses --restart-s.
+    let mut v = good.clone();
+    v["restart_s"] = serde_json::json!(-10_000.0);
+    check(
+        &write("restart.json", &v),
+        "restart_s is -10000 s, not the workload's restart cost of 30 s",
+    );
 }
 
 #[test]

@@ -25,7 +25,6 @@ pub struct NodeGroup {
 pub struct Node {
     pub id: u32,
     pub name: String,
-    pub group: usize,
     /// Index into [`Cluster::gpu_types`].
     pub gpu_type: u16,
     pub gpus: u32,
@@ -64,7 +63,7 @@ impl Cluster {
         let mut gpu_types: Vec<String> = Vec::new();
         let mut nodes = Vec::new();
         let mut switch_base = 0u32;
-        for (gi, g) in groups.iter().enumerate() {
+        for g in &groups {
             if g.nodes == 0 || g.gpus_per_node == 0 {
                 return Err(format!(
                     "group `{}`: nodes and gpus_per_node must be positive",
@@ -92,7 +91,6 @@ impl Cluster {
                 nodes.push(Node {
                     id: nodes.len() as u32,
                     name: format!("{}-{k}", g.name),
-                    group: gi,
                     gpu_type: ty as u16,
                     gpus: g.gpus_per_node,
                     switch: switch_base + k / per_switch,

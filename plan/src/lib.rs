@@ -131,7 +131,7 @@ pub fn run_policy(w: &Workload, name: &str, cfg: &PlannerConfig) -> Result<RunRe
         },
     )?;
     let planning = start.elapsed().as_secs_f64();
-    let replay = verify::verify(&schedule, w)?;
+    let replay = verify::verify(&schedule, w, cfg.restart_s)?;
     let mut metrics = metrics::compute(&schedule.policy, w, &replay);
     metrics.planning_s = Some(planning);
     Ok(RunResult {
@@ -146,11 +146,12 @@ pub fn run_policies(w: &Workload, names: &[&str], cfg: &PlannerConfig) -> Vec<Re
     names.par_iter().map(|n| run_policy(w, n, cfg)).collect()
 }
 
-/// Read a schedule file, verify it against the workload and score it.
-pub fn replay_file(w: &Workload, path: &Path) -> Result<RunResult> {
+/// Read a schedule file, verify it against the workload (with the workload's
+/// restart cost `restart_s`; a file made for another is rejected) and score it.
+pub fn replay_file(w: &Workload, path: &Path, restart_s: f64) -> Result<RunResult> {
     let file = schedule::read_json(path)?;
     let schedule = Schedule::from_file(file, w, path)?;
-    let replay = verify::verify(&schedule, w)?;
+    let replay = verify::verify(&schedule, w, restart_s)?;
     let metrics = metrics::compute(&schedule.policy, w, &replay);
     Ok(RunResult {
         schedule,
@@ -198,17 +199,23 @@ pub struct ErrorExperiment {
     pub max_loss: f64,
 }
 
+/// `truth` is the policy's average JCT planned on the truth; `known` holds
+/// (seed, average JCT) of seeds the caller already planned, which are reused.
 pub fn prediction_error(
     w: &Workload,
     policy: &str,
     cfg: &PlannerConfig,
     dist: perturb::ErrorDist,
     seeds: &[u64],
+    truth: f64,
+    known: &[(u64, f64)],
 ) -> Result<ErrorExperiment> {
-    let truth = run_policy(w, policy, cfg)?.metrics.avg_jct_s;
     let runs: Vec<Result<f64>> = seeds
         .par_iter()
-        .map(|&s| {
+        .map(|&s| -> Result<f64> {
+            if let Some(&(_, avg_jct_s)) = known.iter().find(|k| k.0 == s) {
+                return Ok(avg_jct_s);
+            }
             Ok(run_policy(&perturb::perturb(w, dist, s), policy, cfg)?
                 .metrics
                 .avg_jct_s)

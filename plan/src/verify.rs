@@ -1,7 +1,8 @@
 //! `verify`: replay a schedule against the true throughputs and reject it if
 //! it uses more GPUs than exist, overlaps a job with itself, changes a rigid
-//! job's count, or does not finish a job's work. The replay also yields each
-//! job's completion time, from which the metrics are computed.
+//! job's count, does not finish a job's work, or was made for another restart
+//! cost than the workload's. The replay also yields each job's completion
+//! time, from which the metrics are computed.
 
 use crate::placement::placed_rate;
 use crate::schedule::Schedule;
@@ -32,7 +33,9 @@ pub struct VerifyError {
 
 const MAX_SHOWN: usize = 20;
 
-pub fn verify(s: &Schedule, w: &Workload) -> Result<Replay, VerifyError> {
+/// Replay `s` on `w`'s true throughputs, charging `restart_s` (the workload's
+/// restart cost, not the schedule's own `restart_s`) after every change.
+pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, VerifyError> {
     let c = &w.cluster;
     let mut problems = Vec::new();
     let mut count = 0usize;
@@ -49,6 +52,17 @@ pub fn verify(s: &Schedule, w: &Workload) -> Result<Replay, VerifyError> {
             w.jobs.len()
         ));
         return Err(VerifyError { count, problems });
+    }
+    // The file's restart_s is never trusted: a negative one would credit more
+    // work than a segment's length, 0 would skip the restarts.
+    let tol = 1e-9 * restart_s.max(1.0);
+    if restart_s.is_nan() || restart_s < 0.0 {
+        bad(format!("the restart cost to replay with is {restart_s} s; it must be >= 0"));
+    } else if s.restart_s.is_nan() || (s.restart_s - restart_s).abs() > tol {
+        bad(format!(
+            "restart_s is {} s, not the workload's restart cost of {restart_s} s (--restart-s)",
+            s.restart_s
+        ));
     }
     let n = w.jobs.len();
     let mut out = Replay {
@@ -131,11 +145,7 @@ pub fn verify(s: &Schedule, w: &Workload) -> Result<Replay, VerifyError> {
                     && p.gpus == seg.gpus
                     && p.nodes == seg.nodes
             };
-            let restart = if k == 0 || continues {
-                0.0
-            } else {
-                s.restart_s
-            };
+            let restart = if k == 0 || continues { 0.0 } else { restart_s };
             if restart > 0.0 {
                 out.restarts += 1;
                 out.restart_gpu_seconds += restart.min(seg.end - seg.start) * seg.gpus as f64;

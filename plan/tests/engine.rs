@@ -257,8 +257,62 @@ fn verify_rejects_a_rigid_job_whose_count_changes() {
     let mut s = run(&w, "fifo", &PlannerConfig::default()).schedule;
     s.segments[0][0].gpus = 4;
     s.segments[0][0].nodes = vec![(0, 4)];
-    let e = verify(&s, &w).unwrap_err().to_string();
+    let e = verify(&s, &w, 30.0).unwrap_err().to_string();
     assert!(e.contains("rigid job holds 4 GPUs, not its 8"), "{e}");
+}
+
+#[test]
+fn verify_replays_with_the_workloads_restart_cost_not_the_schedules() {
+    let jobs = [
+        job("a", 0.0, "m", 800_000.0, 1, true),
+        job("b", 100.0, "m", 8_000.0, 8, false),
+    ];
+    let w = price(
+        &jobs,
+        &cluster(&[("A100", 2, 8)]),
+        &table(&[("m", "A100", CURVE)]),
+        Penalty::default(),
+    )
+    .unwrap();
+    let mut s = run(&w, "plan-jct", &PlannerConfig::default()).schedule;
+    assert!(verify(&s, &w, 30.0).is_ok());
+    // Cut 1000 s (80,000 iterations) off a's last segment, which follows a
+    // restart: a negative restart_s would credit the missing work back.
+    s.restart_s = -10_000.0;
+    s.segments[0].last_mut().unwrap().end -= 1_000.0;
+    let e = verify(&s, &w, 30.0).unwrap_err().to_string();
+    assert!(
+        e.contains("restart_s is -10000 s, not the workload's restart cost of 30 s"),
+        "{e}"
+    );
+    assert!(e.contains("job `a` does not finish"), "{e}");
+    // Zero skips the restarts: rejected as well.
+    s.restart_s = 0.0;
+    let e = verify(&s, &w, 30.0).unwrap_err().to_string();
+    assert!(e.contains("restart_s is 0 s"), "{e}");
+}
+
+#[test]
+fn policy_names_stay_unique_without_elastic_scaling() {
+    let w = price(
+        &[job("a", 0.0, "m", 8_000.0, 1, true)],
+        &cluster(&[("A100", 1, 8)]),
+        &table(&[("m", "A100", CURVE)]),
+        Penalty::default(),
+    )
+    .unwrap();
+    let cfg = PlannerConfig {
+        elastic: false,
+        ..Default::default()
+    };
+    let names: Vec<String> = tracecast_plan::policies::POLICIES
+        .iter()
+        .map(|p| run(&w, p, &cfg).metrics.policy)
+        .collect();
+    let unique: std::collections::BTreeSet<&String> = names.iter().collect();
+    assert_eq!(unique.len(), names.len(), "{names:?}");
+    assert!(names.iter().any(|n| n == "plan-jct-fixed"), "{names:?}");
+    assert!(names.iter().any(|n| n == "fixed"), "{names:?}");
 }
 
 #[test]
@@ -284,9 +338,29 @@ fn every_policy_finishes_a_mixed_workload_with_valid_schedules() {
         j.deadline = Some(j.submit + 600.0 * (1 + i % 4) as f64);
     }
     let w = price(&jobs, &c, &t, Penalty::default()).unwrap();
+    // No job can finish sooner than its work at its fastest true rate on any type and count.
+    let min_run: Vec<f64> = w
+        .jobs
+        .iter()
+        .map(|j| {
+            let fastest = (0..w.cluster.gpu_types.len())
+                .flat_map(|t| (1..=w.cluster.capacity[t]).map(move |n| j.true_rate(t as u16, n)))
+                .fold(0.0f64, f64::max);
+            j.total / fastest
+        })
+        .collect();
     for p in tracecast_plan::policies::POLICIES {
         let r = run(&w, p, &PlannerConfig::default());
-        assert_eq!(r.metrics.jobs, 60, "{p}");
+        let finished = r.replay.finish.iter().filter(|f| f.is_finite()).count();
+        assert_eq!(finished, w.jobs.len(), "{p}");
+        for ((pj, &f), &min) in w.jobs.iter().zip(&r.replay.finish).zip(&min_run) {
+            assert!(
+                f - pj.submit >= min * (1.0 - 1e-9),
+                "{p}: job `{}` took {} s, less than its {min} s at the fastest rate",
+                pj.id,
+                f - pj.submit
+            );
+        }
         assert!(
             r.metrics.gpu_utilization > 0.0 && r.metrics.gpu_utilization <= 1.0,
             "{p}"

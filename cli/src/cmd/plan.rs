@@ -103,17 +103,20 @@ pub struct InputArgs {
 }
 
 /// Knobs of the planner (defaults in brackets are what the benchmarks use).
+// The planner-only options stay `None` when not given, so that `simulate
+// --schedule`, which runs no planner, can warn about exactly those it ignores.
 #[derive(Args)]
 pub struct PlannerArgs {
-    /// Seconds a job makes no progress after its GPU count, type or nodes change (checkpoint-restart cost).
+    /// Seconds a job makes no progress after its GPU count, type or nodes change
+    /// (checkpoint-restart cost; `simulate --schedule` replays with it too).
     #[arg(long, default_value_t = 30.0)]
     pub restart_s: f64,
-    /// A job that has waited this many seconds is served before all others.
-    #[arg(long, default_value_t = 86_400.0)]
-    pub starvation_s: f64,
-    /// Least marginal efficiency (extra one-GPU-equivalents per extra GPU) worth giving a GPU for.
-    #[arg(long, default_value_t = 0.1)]
-    pub min_gain: f64,
+    /// A job that has waited this many seconds is served before all others [default: 86400].
+    #[arg(long)]
+    pub starvation_s: Option<f64>,
+    /// Least marginal efficiency (extra one-GPU-equivalents per extra GPU) worth giving a GPU for [default: 0.1].
+    #[arg(long)]
+    pub min_gain: Option<f64>,
     /// Keep every job at its requested GPU count (no elastic scaling).
     #[arg(long)]
     pub no_elastic: bool,
@@ -153,16 +156,19 @@ impl InputArgs {
 
 impl PlannerArgs {
     pub fn config(&self, objective: Objective) -> anyhow::Result<PlannerConfig> {
-        if !(self.restart_s >= 0.0 && self.starvation_s > 0.0 && self.min_gain >= 0.0) {
+        let d = PlannerConfig::default();
+        let starvation_s = self.starvation_s.unwrap_or(d.starvation_s);
+        let min_gain = self.min_gain.unwrap_or(d.min_gain);
+        if !(self.restart_s >= 0.0 && starvation_s > 0.0 && min_gain >= 0.0) {
             bail!("--restart-s and --min-gain must be >= 0 and --starvation-s > 0");
         }
         Ok(PlannerConfig {
             objective,
             elastic: !self.no_elastic,
-            starvation_s: self.starvation_s,
+            starvation_s,
             restart_s: self.restart_s,
-            min_gain: self.min_gain,
-            ..PlannerConfig::default()
+            min_gain,
+            ..d
         })
     }
 }
@@ -267,6 +273,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     );
 
     if let Some((label, _)) = &belief {
+        // Planned on the truth once; the experiment below reuses it.
         let truth = tracecast_plan::run_policy(w, &policy, &cfg)?
             .metrics
             .avg_jct_s;
@@ -278,7 +285,16 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         );
         if let Some(d) = dist {
             let seeds: Vec<u64> = (1..=args.error_seeds).collect();
-            let e = tracecast_plan::prediction_error(w, &policy, &cfg, d, &seeds)?;
+            // Seed 1 is the plan written above (`belief` is perturbed with seed 1).
+            let e = tracecast_plan::prediction_error(
+                w,
+                &policy,
+                &cfg,
+                d,
+                &seeds,
+                truth,
+                &[(1, m.avg_jct_s)],
+            )?;
             println!(
                 "  over {} seeds: mean {:+.2}%, worst {:+.2}%",
                 seeds.len(),

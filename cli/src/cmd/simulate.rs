@@ -12,9 +12,10 @@ use super::plan::{InputArgs, PlannerArgs, describe_inputs};
 /// Score a schedule file or an online policy with the discrete-event simulator.
 ///
 /// --schedule replays a schedule.json (from `tracecast plan` or any tool that
-/// writes the format in schemas/FORMATS.md) on the true throughputs: it is
-/// verified first (GPU capacity per node, no job overlapping itself, rigid
-/// counts kept, every job's work done), then scored. --policy runs a policy
+/// writes the format in schemas/FORMATS.md) on the true throughputs with the
+/// restart cost --restart-s: it is verified first (GPU capacity per node, no
+/// job overlapping itself, rigid counts kept, every job's work done, made for
+/// this restart cost), then scored. --policy runs a policy
 /// online: plan-jct, plan-makespan, plan-deadline (the planner), fifo,
 /// sjf-oracle (shortest job first with true durations), tiresias (2D
 /// least-attained-service), edf, fixed (planner order, requested counts), a
@@ -58,13 +59,21 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     println!("{}\n", describe_inputs(&args.inputs, &inputs));
     let mut results = Vec::new();
     if let Some(path) = &args.schedule {
-        if args.planner.restart_s != 30.0 {
-            tracing::warn!(
-                "--restart-s is ignored with --schedule: the schedule's own restart_s is used"
-            );
+        let p = &args.planner;
+        for (flag, given) in [
+            ("--starvation-s", p.starvation_s.is_some()),
+            ("--min-gain", p.min_gain.is_some()),
+            ("--no-elastic", p.no_elastic),
+        ] {
+            if given {
+                tracing::warn!("{flag} is ignored with --schedule: a replay runs no planner");
+            }
+        }
+        if p.restart_s.is_nan() || p.restart_s < 0.0 {
+            bail!("--restart-s must be >= 0, not {}", p.restart_s);
         }
         results.push(
-            tracecast_plan::replay_file(w, path)
+            tracecast_plan::replay_file(w, path, p.restart_s)
                 .with_context(|| format!("replay {}", path.display()))?,
         );
         println!("{}: verified", path.display());

@@ -37,15 +37,6 @@ pub enum Objective {
 }
 
 impl Objective {
-    pub fn parse(s: &str) -> Option<Objective> {
-        match s {
-            "jct" => Some(Objective::Jct),
-            "makespan" => Some(Objective::Makespan),
-            "deadline" => Some(Objective::Deadline),
-            _ => None,
-        }
-    }
-
     pub fn name(self) -> &'static str {
         match self {
             Objective::Jct => "jct",
@@ -91,6 +82,8 @@ const DEADLINE_MARGIN: f64 = 0.1;
 
 pub struct Planner {
     cfg: PlannerConfig,
+    /// Reported instead of `plan-<objective>[-fixed]` (the `fixed` baseline).
+    name: Option<&'static str>,
     /// Per job: believed iterations/s at the requested count on its best type (constant, so cached).
     req_rate: Vec<f64>,
     /// Jobs past the starvation bound; they keep the promotion until they finish.
@@ -103,9 +96,18 @@ impl Planner {
     pub fn new(cfg: PlannerConfig) -> Planner {
         Planner {
             cfg,
+            name: None,
             req_rate: Vec::new(),
             promoted: Vec::new(),
             admitted: Vec::new(),
+        }
+    }
+
+    /// A planner that reports itself as `name`.
+    pub fn named(cfg: PlannerConfig, name: &'static str) -> Planner {
+        Planner {
+            name: Some(name),
+            ..Planner::new(cfg)
         }
     }
 
@@ -154,12 +156,10 @@ impl Ord for Step {
 
 impl Policy for Planner {
     fn name(&self) -> String {
-        if self.cfg.elastic {
-            format!("plan-{}", self.cfg.objective.name())
-        } else if self.cfg.objective == Objective::Jct {
-            "fixed".into()
-        } else {
-            format!("plan-{}-fixed", self.cfg.objective.name())
+        match self.name {
+            Some(name) => name.into(),
+            None if self.cfg.elastic => format!("plan-{}", self.cfg.objective.name()),
+            None => format!("plan-{}-fixed", self.cfg.objective.name()),
         }
     }
 

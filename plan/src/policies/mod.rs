@@ -44,7 +44,15 @@ pub fn by_name(name: &str, cfg: &PlannerConfig) -> Option<Box<dyn Policy>> {
         "plan-jct" => planner(Objective::Jct, cfg.elastic),
         "plan-makespan" => planner(Objective::Makespan, cfg.elastic),
         "plan-deadline" => planner(Objective::Deadline, cfg.elastic),
-        "fixed" => planner(Objective::Jct, false),
+        // Named apart from `plan-jct` run with `elastic: false` (`plan-jct-fixed`).
+        "fixed" => Box::new(Planner::named(
+            PlannerConfig {
+                objective: Objective::Jct,
+                elastic: false,
+                ..cfg.clone()
+            },
+            "fixed",
+        )),
         "fifo" => Box::new(Fifo),
         "sjf-oracle" => Box::new(SjfOracle),
         "tiresias" => Box::new(Tiresias::default()),

@@ -37,10 +37,12 @@ impl Curve {
         Curve::new(vec![(gpus, 1.0)], Vec::new(), false).unwrap()
     }
 
+    #[cfg(test)]
     pub fn measured(&self) -> &[(u32, f64)] {
         &self.pts
     }
 
+    #[cfg(test)]
     pub fn hull(&self) -> &[u32] {
         &self.hull
     }

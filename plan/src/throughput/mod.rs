@@ -90,6 +90,7 @@ impl ThroughputTable {
     }
 
     /// GPU types the table prices (lower case).
+    #[cfg(test)]
     pub fn gpu_types(&self) -> Vec<String> {
         let mut v: Vec<String> = self.entries.keys().map(|(_, g)| g.clone()).collect();
         v.sort();
