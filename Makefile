@@ -6,7 +6,9 @@ TRACECAST := target/release/tracecast
 DEMO      := demo-out
 SUDO      ?= $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build test demo deps bench clean-demo
+.PHONY: all build test demo deps pydeps bench clean-demo
+
+PY_VENV := bench/.venv
 
 all: build
 
@@ -19,13 +21,28 @@ deps:
 	  $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q build-essential; \
 	fi
 
+# Python for the tests: the features cross-check (bench/features_check.py,
+# pandas + pyarrow) and the collector's tests (pytest; no torch or GPU
+# needed). Installed into bench/.venv when missing.
+pydeps:
+	@if ! $(PY_VENV)/bin/python -c "import pandas, pyarrow, pytest" 2>/dev/null; then \
+	  echo "installing pandas, pyarrow and pytest into $(PY_VENV) (for the Python-side tests)"; \
+	  if ! python3 -m venv $(PY_VENV) 2>/dev/null; then \
+	    echo "installing Python's venv module (Debian: python3-venv)"; \
+	    $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q python3 python3-venv && python3 -m venv $(PY_VENV); \
+	  fi; \
+	  $(PY_VENV)/bin/pip install -q pandas pyarrow pytest; \
+	fi
+
 build: deps
 	@echo "== building tracecast (release; the first build compiles DataFusion and takes a while)"
 	$(CARGO) build --release --locked -p tracecast
 
-test: deps
+test: deps pydeps
 	@echo "== running the test suite (release profile, shared with the build)"
 	$(CARGO) test --release --locked --workspace --no-fail-fast
+	@echo "== the collector's Python tests (no GPU needed)"
+	$(PY_VENV)/bin/python -m pytest -q python/tests bench/test_collect_corpus.py
 
 demo: build clean-demo
 	@echo
@@ -43,10 +60,36 @@ demo: build clean-demo
 	  "SELECT t.era, t.gpu_name, count(*) AS kernels, round(sum(k.dur_ns) / 1e6, 3) AS kernel_ms \
 	   FROM kernels k JOIN traces t USING (trace_id) GROUP BY 1, 2 ORDER BY 1, 2"
 	@echo
-	@echo "== done. The lake is in $(DEMO)/lake (one folder of Parquet files per table, see schemas/TABLES.md)."
+	@echo "== 5. features: each step's kernel sequence cut into windows of 16 kernels sliding by 4 (SQL in features/sql/, run by DataFusion)"
+	$(TRACECAST) features --lake $(DEMO)/lake --out $(DEMO)/features --window 16 --stride 4
+	@echo
+	@echo "== 6. the feature table: its shape, and a few windows (target = wall time of the 4 central kernels)"
+	$(TRACECAST) sql --table windows=$(DEMO)/features/windows \
+	  "SELECT count(*) AS windows, count(DISTINCT trace_id) AS traces, \
+	     (SELECT count(*) FROM information_schema.columns WHERE table_name = 'windows') AS columns FROM windows"
+	$(TRACECAST) sql --table windows=$(DEMO)/features/windows \
+	  "SELECT trace_id, step_id, window_index, target_ns, window_items, count_gemm, p06_family, p06_flops, p06_grid \
+	   FROM windows ORDER BY trace_id, step_id, window_index LIMIT 5"
+	@echo
+	@echo "== 7. plan: the bundled job list (fixtures/plan/jobs.csv, 120 jobs: elastic, rigid, deadline, duration-only) on a heterogeneous A100 + T4 cluster, with a hand-made throughput table"
+	$(TRACECAST) plan --jobs fixtures/plan/jobs.csv --cluster fixtures/plan/cluster.toml \
+	  --throughput fixtures/plan/throughput.csv --objective jct --out $(DEMO)/plan --compare
+	@echo
+	@echo "== 8. verify the schedule, then replay it in the simulator"
+	$(TRACECAST) verify --jobs fixtures/plan/jobs.csv --cluster fixtures/plan/cluster.toml \
+	  --throughput fixtures/plan/throughput.csv --schedule $(DEMO)/plan/schedule.json
+	$(TRACECAST) simulate --jobs fixtures/plan/jobs.csv --cluster fixtures/plan/cluster.toml \
+	  --throughput fixtures/plan/throughput.csv --schedule $(DEMO)/plan/schedule.json
+	@echo
+	@echo "== the schedule is in $(DEMO)/plan: schedule.json, schedule.csv, metrics.json, comparison.md, gantt.svg (GPU allocation over time), utilization.svg"
+	@echo
+	@echo "== done. The lake is in $(DEMO)/lake (one folder of Parquet files per table, see schemas/TABLES.md);"
+	@echo "   the feature tables are in $(DEMO)/features (windows/, steps/, features.json);"
+	@echo "   the schedule, its metrics and pictures are in $(DEMO)/plan."
 
 clean-demo:
 	@rm -rf $(DEMO)
 
 bench: build
 	bench/ingest.sh
+	bench/plan/run.sh

@@ -7,7 +7,6 @@ mod common;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::Path;
-use std::sync::OnceLock;
 
 use common::*;
 
@@ -37,31 +36,6 @@ const CATALOG: [(&str, i64, i64, i64, i64); 17] = [
     ("linear_kineto", 8716, 0, 39, 8716),
 ];
 
-/// The lake of all shared traces (their four source folders; the catalog
-/// beside them is not a trace), built once for the tests in this file.
-fn lake() -> Option<&'static Path> {
-    static LAKE: OnceLock<Option<(tempfile::TempDir, std::path::PathBuf)>> = OnceLock::new();
-    let built = LAKE.get_or_init(|| {
-        let traces = shared("traces")?;
-        let dir = tempfile::tempdir().unwrap();
-        let lake = dir.path().join("lake");
-        let mut args = vec!["ingest".to_string()];
-        for sub in std::fs::read_dir(&traces).unwrap() {
-            let sub = sub.unwrap().path();
-            if sub.is_dir() {
-                args.push(sub.display().to_string());
-            }
-        }
-        args.extend(["--lake".to_string(), lake.display().to_string()]);
-        let out = tracecast(&args.iter().map(String::as_str).collect::<Vec<_>>());
-        let (stdout, stderr) = text(&out);
-        assert!(out.status.success(), "{stdout}{stderr}");
-        assert!(stdout.starts_with("ingested 20, skipped 0 already present, failed 0"), "{stdout}");
-        Some((dir, lake))
-    });
-    built.as_ref().map(|(_, lake)| lake.as_path())
-}
-
 fn read_json(path: &Path) -> serde_json::Value {
     let bytes = std::fs::read(path).unwrap();
     let mut text = Vec::new();
@@ -81,7 +55,7 @@ fn trace_row(lake: &Path, fragment: &str) -> serde_json::Map<String, serde_json:
 
 #[test]
 fn counts_agree_with_the_catalog() {
-    let Some(lake) = lake() else { return };
+    let Some(lake) = shared_lake() else { return };
     for (fragment, kernels, comm, steps, launched) in CATALOG {
         let t = trace_row(lake, fragment);
         let id = string(&t, "trace_id");
@@ -105,7 +79,7 @@ fn counts_agree_with_the_catalog() {
 
 #[test]
 fn durations_agree_with_an_independent_reading() {
-    let Some(lake) = lake() else { return };
+    let Some(lake) = shared_lake() else { return };
     let traces = shared("traces").unwrap();
     for (fragment, ..) in CATALOG {
         let path = walk(&traces).into_iter().find(|p| p.to_string_lossy().contains(fragment)).unwrap();
@@ -150,7 +124,7 @@ fn durations_agree_with_an_independent_reading() {
 
 #[test]
 fn timestamps_are_absolute_and_exact() {
-    let Some(lake) = lake() else { return };
+    let Some(lake) = shared_lake() else { return };
     // H100 trace: baseTimeNanoseconds 1775078550000000000, kernel ts 88437691101.749 us.
     let id = string(&trace_row(lake, "before_fix_trace"), "trace_id");
     let k = query(lake, &format!("SELECT start_ns, dur_ns FROM kernels WHERE trace_id = '{id}'"));
@@ -165,7 +139,7 @@ fn timestamps_are_absolute_and_exact() {
 
 #[test]
 fn metadata_is_read_across_eras() {
-    let Some(lake) = lake() else { return };
+    let Some(lake) = shared_lake() else { return };
     for (fragment, era, gpu, rank, world) in [
         ("resnet50_num_workers_0", "kineto-2021", "Tesla V100-DGXS-32GB", None, None),
         ("gpu_metrics_input", "kineto-2021", "Tesla V100-DGXS-32GB", None, None),
@@ -193,7 +167,7 @@ fn metadata_is_read_across_eras() {
 
 #[test]
 fn launches_link_to_operators() {
-    let Some(lake) = lake() else { return };
+    let Some(lake) = shared_lake() else { return };
     // 2021 trace: the runtime's `external id` is its operator's.
     let id = string(&trace_row(lake, "resnet50_num_workers_0"), "trace_id");
     let r = query(lake, &format!("SELECT op_link, count(*) AS n FROM launches WHERE trace_id = '{id}' GROUP BY 1 ORDER BY 2 DESC"));

@@ -10,6 +10,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 // Fails to compile if datafusion's arrow and the workspace's arrow drift apart
 // (two copies would make every batch handed between the crates a type error).
 const _: fn(arrow::datatypes::SchemaRef) -> datafusion::arrow::datatypes::SchemaRef = |schema| schema;
@@ -19,6 +22,7 @@ const _: fn(arrow::datatypes::SchemaRef) -> datafusion::arrow::datatypes::Schema
 /// Typical nightly flow:
 ///   tracecast ingest /data/traces --lake /data/lake
 ///   tracecast sql --lake /data/lake "SELECT gpu_name, count(*) FROM traces GROUP BY 1"
+///   tracecast features --lake /data/lake --window 16 --stride 4 --out /data/features
 #[derive(Parser)]
 #[command(name = "tracecast", version, about, long_about, propagate_version = true, verbatim_doc_comment)]
 struct Cli {
@@ -37,6 +41,7 @@ enum Command {
     Ingest(cmd::ingest::IngestArgs),
     Inspect(cmd::inspect::InspectArgs),
     Sql(cmd::sql::SqlArgs),
+    Features(cmd::features::FeaturesArgs),
     Synth(cmd::synth::SynthArgs),
     Probe(cmd::probe::ProbeArgs),
     Plan(cmd::plan::PlanArgs),
@@ -52,6 +57,7 @@ fn main() -> ExitCode {
         Command::Ingest(args) => cmd::ingest::run(args, &ui),
         Command::Inspect(args) => cmd::inspect::run(args),
         Command::Sql(args) => cmd::sql::run(args),
+        Command::Features(args) => cmd::features::run(args, &ui),
         Command::Synth(args) => cmd::synth::run(args),
         Command::Probe(args) => cmd::probe::run(args),
         Command::Plan(args) => cmd::plan::run(args),

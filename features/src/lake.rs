@@ -23,7 +23,9 @@ pub fn table_names() -> Vec<&'static str> {
     lake::TABLES.iter().map(|t| t.name).chain(["et_op_links"]).collect()
 }
 
-/// A DataFusion session with every lake table registered. Tables the lake
+/// A DataFusion session with every lake table registered, and tracecast's
+/// SQL functions (`op_flops`, `op_bytes`, `input_numel`, `dtype_bytes`,
+/// `name_code`). Tables the lake
 /// has no files for yet are registered empty, with their schema, so queries
 /// over them return no rows instead of failing.
 pub async fn open_lake(dir: &Path, options: &LakeOptions) -> Result<SessionContext, FeaturesError> {
@@ -36,9 +38,12 @@ pub async fn open_lake(dir: &Path, options: &LakeOptions) -> Result<SessionConte
         runtime = runtime.with_memory_pool(Arc::new(FairSpillPool::new(limit)));
     }
     let ctx = SessionContext::new_with_config_rt(config, runtime.build_arc()?);
+    crate::udf::register(&ctx);
     for def in lake::TABLES {
         let folder = dir.join(def.name);
-        let schema = def.schema();
+        // Without the `tracecast.*` file metadata: DataFusion refuses plans
+        // where inputs of one union or join carry different metadata.
+        let schema = Arc::new(def.schema().as_ref().clone().with_metadata(Default::default()));
         let has_files = std::fs::read_dir(&folder).is_ok_and(|mut entries| {
             entries.any(|e| e.is_ok_and(|e| e.path().extension().is_some_and(|x| x == "parquet")))
         });

@@ -6,6 +6,7 @@
 //! code and documentation cannot drift apart.
 
 mod column;
+pub mod features;
 pub mod hardware;
 pub mod lake;
 pub mod plan;
@@ -15,6 +16,7 @@ pub use column::{ColType, Column, TableDef};
 /// Every table definition, in documentation order.
 pub fn all_tables() -> Vec<&'static TableDef> {
     let mut tables = lake::TABLES.to_vec();
+    tables.extend_from_slice(&features::TABLES);
     tables.extend_from_slice(plan::TABLES);
     tables
 }

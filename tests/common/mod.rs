@@ -78,3 +78,28 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 pub fn data_snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     snapshot(dir).into_iter().filter(|(p, _)| !p.to_string_lossy().contains("_ingest_log")).collect()
 }
+
+/// The lake of all shared traces (their four source folders; the catalog
+/// beside them is not a trace), built once per test binary.
+pub fn shared_lake() -> Option<&'static Path> {
+    static LAKE: std::sync::OnceLock<Option<(tempfile::TempDir, PathBuf)>> = std::sync::OnceLock::new();
+    let built = LAKE.get_or_init(|| {
+        let traces = shared("traces")?;
+        let dir = tempfile::tempdir().unwrap();
+        let lake = dir.path().join("lake");
+        let mut args = vec!["ingest".to_string()];
+        for sub in std::fs::read_dir(&traces).unwrap() {
+            let sub = sub.unwrap().path();
+            if sub.is_dir() {
+                args.push(sub.display().to_string());
+            }
+        }
+        args.extend(["--lake".to_string(), lake.display().to_string()]);
+        let out = tracecast(&args.iter().map(String::as_str).collect::<Vec<_>>());
+        let (stdout, stderr) = text(&out);
+        assert!(out.status.success(), "{stdout}{stderr}");
+        assert!(stdout.starts_with("ingested 20, skipped 0 already present, failed 0"), "{stdout}");
+        Some((dir, lake))
+    });
+    built.as_ref().map(|(_, lake)| lake.as_path())
+}

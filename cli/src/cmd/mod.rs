@@ -1,3 +1,9 @@
-pub mod ingest; pub mod inspect; pub mod sql; pub mod synth;
+pub mod features;
+pub mod ingest;
+pub mod inspect;
+pub mod plan;
 pub mod probe;
-pub mod plan; pub mod simulate; pub mod verify;
+pub mod simulate;
+pub mod sql;
+pub mod synth;
+pub mod verify;

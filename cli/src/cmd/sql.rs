@@ -6,6 +6,7 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use clap::{Args, ValueEnum};
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use datafusion::sql::parser::DFParser;
 use tracecast_features::{open_lake, table_names, LakeOptions};
 
@@ -20,12 +21,16 @@ use tracecast_features::{open_lake, table_names, LakeOptions};
 ///   tracecast sql --lake lake "SELECT gpu_name, count(*) AS traces FROM traces GROUP BY 1"
 ///   tracecast sql --lake lake "SELECT name, sum(dur_ns)/1e6 AS ms FROM kernels GROUP BY 1 ORDER BY 2 DESC LIMIT 10"
 ///   tracecast sql --lake lake -f report.sql --format csv --out report.csv
+///   tracecast sql --table w=features/windows "SELECT count(*) AS windows, sum(target_ns) FROM w"
 #[derive(Args)]
 #[command(verbatim_doc_comment)]
 pub struct SqlArgs {
     /// The lake directory.
-    #[arg(long)]
-    lake: PathBuf,
+    #[arg(long, required_unless_present = "tables")]
+    lake: Option<PathBuf>,
+    /// Also query a folder (or file) of Parquet as table NAME, e.g. a feature table: --table windows=features/windows.
+    #[arg(long = "table", value_name = "NAME=PATH", value_parser = parse_table)]
+    tables: Vec<(String, PathBuf)>,
     /// The query. Several statements separated by `;` run in order; the last one's rows are printed.
     #[arg(required_unless_present = "file", conflicts_with = "file")]
     query: Option<String>,
@@ -78,7 +83,19 @@ pub fn run(args: SqlArgs) -> anyhow::Result<ExitCode> {
 
 async fn query(args: &SqlArgs, sql: &str) -> anyhow::Result<Vec<RecordBatch>> {
     let options = LakeOptions { memory_limit: args.memory_limit.map(|m| m << 20) };
-    let ctx = open_lake(&args.lake, &options).await?;
+    let ctx = match &args.lake {
+        Some(lake) => open_lake(lake, &options).await?,
+        None => SessionContext::new_with_config(SessionConfig::new().with_information_schema(true)),
+    };
+    for (name, path) in &args.tables {
+        if !path.exists() {
+            bail!("--table {name}={}: no such file or folder", path.display());
+        }
+        let url = if path.is_dir() { format!("{}/", path.display()) } else { path.display().to_string() };
+        ctx.register_parquet(name.as_str(), &url, ParquetReadOptions::default())
+            .await
+            .with_context(|| format!("--table {name}={}", path.display()))?;
+    }
     let statements = DFParser::parse_sql(sql).map_err(|e| anyhow::anyhow!("{e}"))?;
     if statements.is_empty() {
         bail!("no SQL statement given");
@@ -89,6 +106,13 @@ async fn query(args: &SqlArgs, sql: &str) -> anyhow::Result<Vec<RecordBatch>> {
         last = ctx.execute_logical_plan(plan).await.map_err(explain)?.collect().await.map_err(explain)?;
     }
     Ok(last)
+}
+
+fn parse_table(text: &str) -> Result<(String, PathBuf), String> {
+    match text.split_once('=') {
+        Some((name, path)) if !name.is_empty() && !path.is_empty() => Ok((name.to_string(), PathBuf::from(path))),
+        _ => Err(format!("`{text}` is not NAME=PATH")),
+    }
 }
 
 /// DataFusion's errors, with the lake's tables listed when a name is unknown.

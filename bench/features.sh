@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Feature-table throughput (issue 3), against the independent pandas
+# implementation (bench/features_check.py --time) in the same run:
+#   1. the lake of every trace in ../shared/traces;
+#   2. a generated (synthetic) lake with about SCALE times as many GPU items.
+# W=16, S=4. Reports windows/s, items (kernel rows)/s and peak memory of
+# `tracecast features` (best of 3 runs, whole process), the pandas figures,
+# and their ratio.
+# Usage: bench/features.sh [SCALE]     (default 10)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SCALE=${1:-10}
+[ -d ../shared/traces ] || { echo "missing ../shared/traces"; exit 1; }
+[ -x /usr/bin/time ] || { apt-get update -q && apt-get install -y -q time; }
+make -s build pydeps
+BIN=$PWD/target/release/tracecast
+PY=$PWD/bench/.venv/bin/python
+WORK=$(mktemp -d /tmp/tracecast-fbench.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+measure() { # LAKE LABEL
+  local lake=$1 label=$2 best="" line peak
+  echo "== $label"
+  for _ in 1 2 3; do
+    rm -rf "$WORK/out"
+    line=$( { /usr/bin/time -f "TIME %e %M" "$BIN" -q features --lake "$lake" --out "$WORK/out" --window 16 --stride 4; } 2>&1 )
+    secs=$(echo "$line" | awk '/^TIME/ {print $2}')
+    peak=$(echo "$line" | awk '/^TIME/ {print $3}')
+    if [ -z "$best" ] || awk "BEGIN {exit !($secs < $best)}"; then best=$secs; best_peak=$peak; best_line=$line; fi
+  done
+  items=$(echo "$best_line" | sed -n 's/.* windows from \([0-9]*\) kernels.*/\1/p')
+  windows=$(echo "$best_line" | sed -n 's/.* steps, \([0-9]*\) windows.*/\1/p')
+  echo "$best_line" | grep '^features'
+  awk -v s="$best" -v i="$items" -v w="$windows" -v m="$best_peak" 'BEGIN {
+    printf "tracecast features: %d windows from %d items in %.2f s (whole process): %.0f windows/s, %.0f items/s, peak RSS %.0f MiB\n", w, i, s, w/s, i/s, m/1024 }'
+  pandas=$("$PY" bench/features_check.py "$lake" "$WORK/out" --time)
+  echo "$pandas"
+  psecs=$(echo "$pandas" | sed -n 's/^pandas windows: .* in \([0-9.]*\) s.*/\1/p')
+  awk -v s="$best" -v p="$psecs" 'BEGIN { printf "ratio: tracecast is %.1fx the pandas script (pandas time excludes writing Parquet and its own start-up)\n", p/s }'
+}
+
+echo "== building the lakes"
+"$BIN" -q ingest ../shared/traces --lake "$WORK/shared-lake" || true
+measure "$WORK/shared-lake" "shared traces ($(ls ../shared/traces/*/ | wc -l) files)"
+
+SHARED_ITEMS=$(awk -F'"items": ' '/"items"/ {s += $2} END {print s+0}' "$WORK/out/features.json")
+# A synthetic job of 600 layers x 3 steps has about 7,200 GPU items.
+JOBS=$(( (SHARED_ITEMS * SCALE + 7199) / 7200 ))
+"$BIN" -q synth --out "$WORK/synth" --jobs "$JOBS" --layers 600 --steps 3 >/dev/null
+"$BIN" -q ingest "$WORK/synth" --lake "$WORK/synth-lake"
+measure "$WORK/synth-lake" "generated lake, ${SCALE}x the shared lake's items ($JOBS synthetic traces)"

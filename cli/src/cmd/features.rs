@@ -1,0 +1,100 @@
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::Args;
+use tracecast_features::{build_features, pipeline_sql, FeatureRun, LakeOptions, WindowSpec};
+
+use crate::progress::Ui;
+
+/// Build sliding-window feature tables from a lake's kernel sequences.
+///
+/// Each step's GPU sequence (kernels, copies and sets in issue order) is cut
+/// into windows of W items sliding by S; each window's target is the wall
+/// time of its S central items, so a step's time is the sum of its windows'
+/// targets plus a step remainder. The pipeline is SQL run by DataFusion:
+/// features/sql/*.sql (pass --sql DIR to run edited copies).
+///
+/// OUT gets windows/*.parquet (one row per window), steps/*.parquet (one row
+/// per step) and features.json (W, S, traces done, traces skipped and why).
+/// Columns: schemas/TABLES.md (feature_windows, feature_steps). Running again
+/// after new traces were ingested computes only the new traces.
+///
+/// Examples:
+///   tracecast features --lake lake --out features
+///   tracecast features --lake lake --window 32 --stride 8 --out features-w32 --memory-limit 4096
+///   duckdb -c "SELECT trace_id, sum(target_ns) FROM 'features/windows/*.parquet' GROUP BY 1"
+#[derive(Args)]
+#[command(verbatim_doc_comment)]
+pub struct FeaturesArgs {
+    /// The lake directory.
+    #[arg(long, required_unless_present = "print_sql")]
+    lake: Option<PathBuf>,
+    /// The output directory (created; an existing one must hold the same W and S).
+    #[arg(long, required_unless_present = "print_sql")]
+    out: Option<PathBuf>,
+    /// Window length W: items each window sees.
+    #[arg(long, short = 'w', default_value_t = 16)]
+    window: usize,
+    /// Stride S: central items each window predicts. W - S must be even.
+    #[arg(long, short = 's', default_value_t = 4)]
+    stride: usize,
+    /// Memory DataFusion may use before spilling to disk (MiB).
+    #[arg(long, value_name = "MIB")]
+    memory_limit: Option<usize>,
+    /// Run the SQL files from this directory (edited copies of features/sql/) instead of the built-in ones.
+    #[arg(long, value_name = "DIR")]
+    sql: Option<PathBuf>,
+    /// Print the SQL that would run (templates expanded for W and S) and exit.
+    #[arg(long)]
+    print_sql: bool,
+}
+
+pub fn run(args: FeaturesArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
+    let started = Instant::now();
+    let spec = WindowSpec::new(args.window, args.stride)?;
+    if args.print_sql {
+        for (name, sql) in pipeline_sql(args.sql.as_deref(), &spec)? {
+            println!("-- {name}\n{sql}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (Some(lake), Some(out)) = (&args.lake, &args.out) else { unreachable!("clap requires both") };
+    let spinner = ui.spinner("building windows");
+    let progress = |rows: u64| spinner.set_message(format!("building windows: {rows} written"));
+    let run = FeatureRun {
+        lake,
+        out,
+        spec,
+        lake_options: LakeOptions { memory_limit: args.memory_limit.map(|m| m << 20) },
+        sql_dir: args.sql.as_deref(),
+        progress: &progress,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let summary = runtime.block_on(build_features(&run))?;
+    spinner.finish_and_clear();
+    for skipped in &summary.skipped {
+        eprintln!("no windows: {} ({}): {}", skipped.source, skipped.trace_id, skipped.reason);
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    println!(
+        "features W={} S={}: {} new traces, {} steps, {} windows from {} kernels/copies ({:.0} items/s); \
+         {} traces already done; {} traces give no windows{}; {:.2} s",
+        spec.window,
+        spec.stride,
+        summary.traces,
+        summary.steps,
+        summary.windows,
+        summary.items,
+        summary.items as f64 / seconds,
+        summary.already_done,
+        summary.skipped.len(),
+        match summary.steps_without_items {
+            0 => String::new(),
+            n => format!(", {n} steps have no GPU work"),
+        },
+        seconds,
+    );
+    println!("wrote {} (features.json lists every trace)", out.display());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,278 @@
+//! FLOPs and bytes of an operator, estimated from its input shapes and
+//! dtypes as the profiler records them (`Input Dims`, `Input type`).
+//!
+//! Shapes are what the trace gives, not the output: where an output size
+//! depends on arguments the trace does not keep (a convolution's stride and
+//! padding), the estimate assumes stride 1 and "same" padding. Backward ops
+//! whose first input is the gradient of the output use that gradient's shape,
+//! which is exact. These are features, not measurements: consistent
+//! estimates matter more than exact ones.
+
+/// One operator's tensor inputs: shape (None for non-tensor inputs) and
+/// element size in bytes.
+pub struct Inputs<'a> {
+    pub shapes: &'a [Option<Vec<i64>>],
+    pub types: &'a [Option<&'a str>],
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Matmul,
+    Linear,
+    Conv,
+    ConvBackward,
+    Attention,
+    Norm,
+    Softmax,
+    Reduction,
+    DataMovement,
+    Elementwise,
+}
+
+fn kind_of(name: &str) -> Kind {
+    let op = name.strip_prefix("aten::").unwrap_or(name);
+    let backward = op.contains("backward");
+    if op.contains("scaled_dot_product") || op.contains("flash_attention") || op.contains("efficient_attention") {
+        return Kind::Attention;
+    }
+    if op.contains("conv") {
+        return if backward { Kind::ConvBackward } else { Kind::Conv };
+    }
+    match op {
+        "mm" | "addmm" | "bmm" | "baddbmm" | "matmul" | "addbmm" | "_addmm_activation" => return Kind::Matmul,
+        "linear" => return Kind::Linear,
+        _ => {}
+    }
+    if op.contains("norm") {
+        return Kind::Norm;
+    }
+    if op.contains("softmax") {
+        return Kind::Softmax;
+    }
+    const REDUCTIONS: [&str; 14] = [
+        "sum", "mean", "amax", "amin", "max", "min", "prod", "var", "std", "argmax", "argmin", "nll_loss",
+        "cross_entropy", "mse_loss",
+    ];
+    if REDUCTIONS.iter().any(|r| op == *r || op.starts_with(&format!("{r}_")) || op.starts_with(&format!("{r}."))) {
+        return Kind::Reduction;
+    }
+    const MOVES: [&str; 22] = [
+        "to", "_to_copy", "copy_", "contiguous", "clone", "cat", "stack", "index", "index_select", "embedding",
+        "gather", "scatter", "zero_", "fill_", "zeros", "ones", "empty", "full", "repeat", "pad", "constant_pad_nd",
+        "embedding_dense_backward",
+    ];
+    if MOVES.iter().any(|m| op == *m || op.starts_with(&format!("{m}_"))) {
+        return Kind::DataMovement;
+    }
+    Kind::Elementwise
+}
+
+/// Bytes per element of a dtype as the profiler names it.
+pub fn dtype_size(dtype: &str) -> Option<i64> {
+    let t = dtype.to_ascii_lowercase();
+    Some(match t.as_str() {
+        _ if t.contains("float8") || t.contains("bool") || t.contains("char") || t.contains("byte") || t.contains("int8") => 1,
+        _ if t.contains("half") || t.contains("bfloat16") || t.contains("int16") || t == "short int" => 2,
+        _ if t.contains("complex<double>") => 16,
+        _ if t.contains("double") || t.contains("long") || t.contains("int64") || t.contains("complex") => 8,
+        "float" | "int" | "unsigned int" | "int32" | "c10::float" => 4,
+        _ => return None,
+    })
+}
+
+fn numel(shape: &[i64]) -> f64 {
+    shape.iter().map(|&d| d.max(0) as f64).product()
+}
+
+impl Inputs<'_> {
+    fn tensors(&self) -> impl Iterator<Item = (usize, &Vec<i64>)> {
+        // An empty shape is a scalar or a non-tensor argument; no data to move.
+        self.shapes.iter().enumerate().filter_map(|(i, s)| s.as_ref().filter(|s| !s.is_empty()).map(|s| (i, s)))
+    }
+
+    fn elem(&self, i: usize) -> f64 {
+        self.types.get(i).copied().flatten().and_then(dtype_size).unwrap_or(4) as f64
+    }
+
+    fn tensor(&self, n: usize) -> Option<(usize, &Vec<i64>)> {
+        self.tensors().nth(n)
+    }
+
+    /// Elements of the `n`th tensor input.
+    pub fn numel_of(&self, n: usize) -> Option<f64> {
+        self.tensor(n).map(|(_, s)| numel(s))
+    }
+
+    /// Element size of the first tensor input.
+    pub fn first_dtype_bytes(&self) -> Option<i64> {
+        let (i, _) = self.tensor(0)?;
+        self.types.get(i).copied().flatten().and_then(dtype_size)
+    }
+
+    fn input_bytes(&self) -> f64 {
+        self.tensors().map(|(i, s)| numel(s) * self.elem(i)).sum()
+    }
+
+    fn largest(&self) -> Option<(usize, f64)> {
+        self.tensors().map(|(i, s)| (i, numel(s))).max_by(|a, b| a.1.total_cmp(&b.1))
+    }
+}
+
+/// Estimated (FLOPs, bytes) of the operator, or None when its inputs carry no shapes.
+pub fn estimate(name: &str, inputs: &Inputs<'_>) -> Option<(f64, f64)> {
+    let (big, big_numel) = inputs.largest()?;
+    let e = inputs.elem(big);
+    let input_bytes = inputs.input_bytes();
+    let backward = name.contains("backward");
+    let estimate = match kind_of(name) {
+        Kind::Matmul => matmul(inputs),
+        Kind::Linear => linear(inputs),
+        Kind::Conv => conv(inputs, false),
+        Kind::ConvBackward => conv(inputs, true),
+        Kind::Attention => attention(inputs, backward),
+        Kind::Norm => Some((5.0 * big_numel, input_bytes + big_numel * e)),
+        Kind::Softmax => Some((5.0 * big_numel, input_bytes + big_numel * e)),
+        Kind::Reduction => Some((big_numel, input_bytes)),
+        Kind::DataMovement => Some((0.0, input_bytes + big_numel * e)),
+        Kind::Elementwise => None,
+    };
+    // Elementwise, and the fallback where a shape rule does not fit: one
+    // operation per output element, inputs read and the output written once.
+    Some(estimate.unwrap_or((big_numel, input_bytes + big_numel * e)))
+}
+
+/// `mm`, `addmm`, `bmm`, `baddbmm`, `matmul`: the last two tensor inputs are the factors.
+fn matmul(inputs: &Inputs<'_>) -> Option<(f64, f64)> {
+    let tensors: Vec<(usize, &Vec<i64>)> = inputs.tensors().collect();
+    let [.., (ia, a), (ib, b)] = tensors.as_slice() else { return None };
+    let (m, k) = match a.len() {
+        1 => (1.0, a[0] as f64),
+        n => (a[n - 2] as f64, a[n - 1] as f64),
+    };
+    let n = if b.len() >= 2 { b[b.len() - 1] as f64 } else { 1.0 };
+    let batch_a = if a.len() > 2 { numel(&a[..a.len() - 2]) } else { 1.0 };
+    let batch_b = if b.len() > 2 { numel(&b[..b.len() - 2]) } else { 1.0 };
+    let batch = batch_a.max(batch_b);
+    let flops = 2.0 * batch * m * k * n;
+    let bytes = batch * (m * k * inputs.elem(*ia) + k * n * inputs.elem(*ib) + m * n * inputs.elem(*ia));
+    Some((flops, bytes))
+}
+
+/// `linear(input [..., K], weight [N, K], bias)`.
+fn linear(inputs: &Inputs<'_>) -> Option<(f64, f64)> {
+    let (ix, x) = inputs.tensor(0)?;
+    let (iw, w) = inputs.tensor(1)?;
+    let (&k, rows) = x.split_last()?;
+    let n = *w.first()? as f64;
+    let m = numel(rows);
+    let k = k as f64;
+    Some((2.0 * m * k * n, m * k * inputs.elem(ix) + n * k * inputs.elem(iw) + m * n * inputs.elem(ix)))
+}
+
+/// Convolutions: forward `(input [N, C, spatial..], weight [O, C/g, kernel..])`;
+/// backward `(grad_output [N, O, out..], input, weight)`, grad input and weight.
+fn conv(inputs: &Inputs<'_>, backward: bool) -> Option<(f64, f64)> {
+    let tensors: Vec<(usize, &Vec<i64>)> = inputs.tensors().collect();
+    let (out_spatial, x, w) = if backward {
+        let [(_, g), (_, x), (_, w), ..] = tensors.as_slice() else { return None };
+        (numel(g.get(2..)?), *x, *w)
+    } else {
+        let [(_, x), (_, w), ..] = tensors.as_slice() else { return None };
+        (numel(x.get(2..)?), *x, *w)
+    };
+    if x.len() < 3 || w.len() < 3 {
+        return None;
+    }
+    let (batch, out_channels, in_per_group) = (x[0] as f64, w[0] as f64, w[1] as f64);
+    let kernel = numel(&w[2..]);
+    let forward = 2.0 * batch * out_spatial * out_channels * in_per_group * kernel;
+    let e = inputs.elem(tensors[0].0);
+    let bytes = (numel(x) + numel(w) + batch * out_channels * out_spatial) * e;
+    Some(if backward { (2.0 * forward, 2.0 * bytes) } else { (forward, bytes) })
+}
+
+/// Attention `(q [B, H, L, D], k [B, H, S, D], v, ..)`: QK^T and PV; backward about twice that.
+fn attention(inputs: &Inputs<'_>, backward: bool) -> Option<(f64, f64)> {
+    let (iq, q) = inputs.tensor(0)?;
+    let (_, k) = inputs.tensor(1)?;
+    if q.len() < 3 || k.len() < 2 {
+        return None;
+    }
+    let d = q[q.len() - 1] as f64;
+    let l = q[q.len() - 2] as f64;
+    let s = k[k.len() - 2] as f64;
+    let heads = numel(&q[..q.len() - 2]);
+    let forward = 4.0 * heads * l * s * d;
+    let bytes = inputs.input_bytes() + numel(q) * inputs.elem(iq);
+    Some(if backward { (2.0 * forward, 2.0 * bytes) } else { (forward, bytes) })
+}
+
+/// A stable 31-bit code for a name (FNV-1a), the same in every run and trace.
+pub fn stable_code(name: &str) -> i32 {
+    let mut hash: u32 = 0x811c_9dc5;
+    for byte in name.bytes() {
+        hash ^= u32::from(byte);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    (hash & 0x7fff_ffff) as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn est(name: &str, shapes: &[&[i64]], types: &[&str]) -> (f64, f64) {
+        let shapes: Vec<Option<Vec<i64>>> = shapes.iter().map(|s| Some(s.to_vec())).collect();
+        let types: Vec<Option<&str>> = types.iter().map(|t| Some(*t)).collect();
+        estimate(name, &Inputs { shapes: &shapes, types: &types }).unwrap()
+    }
+
+    #[test]
+    fn matmuls_count_two_flops_per_multiply_add() {
+        assert_eq!(est("aten::mm", &[&[64, 128], &[128, 32]], &["float", "float"]).0, 2.0 * 64.0 * 128.0 * 32.0);
+        // addmm(bias, a, b): the bias is not a factor.
+        let (flops, bytes) = est("aten::addmm", &[&[32], &[64, 128], &[128, 32]], &["float"; 3]);
+        assert_eq!(flops, 2.0 * 64.0 * 128.0 * 32.0);
+        assert_eq!(bytes, (64.0 * 128.0 + 128.0 * 32.0 + 64.0 * 32.0) * 4.0);
+        assert_eq!(est("aten::bmm", &[&[8, 64, 128], &[8, 128, 32]], &["c10::BFloat16"; 2]).0, 8.0 * 2.0 * 64.0 * 128.0 * 32.0);
+        assert_eq!(est("aten::linear", &[&[4, 16, 512], &[1024, 512], &[1024]], &["float"; 3]).0, 2.0 * 64.0 * 512.0 * 1024.0);
+    }
+
+    #[test]
+    fn convolutions_use_the_weight_and_the_gradient_shape() {
+        let forward = est("aten::cudnn_convolution", &[&[32, 64, 56, 56], &[128, 64, 3, 3]], &["float"; 2]).0;
+        assert_eq!(forward, 2.0 * 32.0 * 56.0 * 56.0 * 128.0 * 64.0 * 9.0);
+        let backward = est(
+            "aten::convolution_backward",
+            &[&[32, 128, 28, 28], &[32, 64, 56, 56], &[128, 64, 3, 3]],
+            &["float"; 3],
+        )
+        .0;
+        assert_eq!(backward, 2.0 * 2.0 * 32.0 * 28.0 * 28.0 * 128.0 * 64.0 * 9.0);
+    }
+
+    #[test]
+    fn attention_elementwise_and_copies() {
+        let q: &[i64] = &[2, 8, 128, 64];
+        assert_eq!(est("aten::_scaled_dot_product_flash_attention", &[q, q, q], &["c10::Half"; 3]).0, 4.0 * 16.0 * 128.0 * 128.0 * 64.0);
+        let (flops, bytes) = est("aten::add_", &[&[1000], &[1000]], &["float", "float"]);
+        assert_eq!((flops, bytes), (1000.0, 3.0 * 4000.0));
+        assert_eq!(est("aten::copy_", &[&[10], &[10]], &["c10::Half", "float"]).0, 0.0);
+        assert_eq!(est("aten::native_layer_norm", &[&[4, 10]], &["float"]).0, 200.0);
+    }
+
+    #[test]
+    fn no_shapes_no_estimate_and_scalars_are_not_tensors() {
+        assert!(estimate("aten::mm", &Inputs { shapes: &[None, Some(vec![])], types: &[None, None] }).is_none());
+        assert_eq!(dtype_size("c10::BFloat16"), Some(2));
+        assert_eq!(dtype_size("long int"), Some(8));
+        assert_eq!(dtype_size("Scalar"), None);
+    }
+
+    #[test]
+    fn codes_are_stable() {
+        assert_eq!(stable_code("aten::addmm"), stable_code("aten::addmm"));
+        assert_ne!(stable_code("aten::addmm"), stable_code("aten::mm"));
+        assert!(stable_code("x") >= 0);
+    }
+}

@@ -1,0 +1,333 @@
+//! `tracecast features`: runs the SQL pipeline over the lake's new traces
+//! and writes the window and step tables.
+
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, AsArray, StringArray};
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::arrow::datatypes::{Int64Type, Schema, SchemaRef};
+use datafusion::datasource::MemTable;
+use datafusion::logical_expr::{cast, ident};
+use datafusion::parquet::arrow::ArrowWriter;
+use datafusion::parquet::basic::{Compression, ZstdLevel};
+use datafusion::parquet::file::properties::WriterProperties;
+use datafusion::prelude::{DataFrame, ParquetReadOptions, SessionContext};
+use futures::StreamExt;
+use tracecast_schemas::features::{window_schema, FEATURE_STEPS};
+
+use crate::manifest::{Manifest, RunEntry, SkippedTrace, TraceEntry};
+use crate::{open_lake, template, FeaturesError, LakeOptions, WindowSpec};
+
+/// One `features` run.
+pub struct FeatureRun<'a> {
+    pub lake: &'a Path,
+    pub out: &'a Path,
+    pub spec: WindowSpec,
+    pub lake_options: LakeOptions,
+    /// A directory of edited copies of the pipeline's SQL files.
+    pub sql_dir: Option<&'a Path>,
+    /// Called with the number of window rows written so far.
+    pub progress: &'a (dyn Fn(u64) + Sync),
+}
+
+#[derive(Debug, Default)]
+pub struct FeatureSummary {
+    /// Traces computed by this run.
+    pub traces: usize,
+    /// Traces already in the output directory (not recomputed).
+    pub already_done: usize,
+    pub steps: u64,
+    pub windows: u64,
+    /// GPU sequence items (kernels, copies, sets) the windows were built from.
+    pub items: u64,
+    /// Traces that cannot give windows, newly found by this run.
+    pub skipped: Vec<SkippedTrace>,
+    /// Steps (of computed traces) with an empty GPU sequence.
+    pub steps_without_items: u64,
+    /// Files written by this run.
+    pub files: Vec<PathBuf>,
+}
+
+const WINDOWS_DIR: &str = "windows";
+const STEPS_DIR: &str = "steps";
+
+struct LakeTrace {
+    trace_id: String,
+    source: String,
+    format: String,
+    steps: i64,
+    items_in_steps: i64,
+}
+
+pub async fn build_features(run: &FeatureRun<'_>) -> Result<FeatureSummary, FeaturesError> {
+    let out = run.out;
+    let sql = pipeline_sql(run.sql_dir, &run.spec)?;
+    let ctx = open_lake(run.lake, &run.lake_options).await?;
+    let lake_traces = lake_traces(&ctx).await?;
+    if lake_traces.is_empty() {
+        return Err(FeaturesError::EmptyLake(run.lake.display().to_string()));
+    }
+    let mut manifest = prepare_output(out, &run.spec)?;
+
+    let known: HashSet<&str> =
+        manifest.traces.iter().map(|t| t.trace_id.as_str()).chain(manifest.skipped.iter().map(|t| t.trace_id.as_str())).collect();
+    let mut summary = FeatureSummary { already_done: manifest.traces.len(), ..FeatureSummary::default() };
+    let mut selected = Vec::new();
+    for t in lake_traces.iter().filter(|t| !known.contains(t.trace_id.as_str())) {
+        match unusable(t) {
+            Some(reason) => summary.skipped.push(SkippedTrace {
+                trace_id: t.trace_id.clone(),
+                source: t.source.clone(),
+                reason: reason.to_string(),
+            }),
+            None => selected.push(t),
+        }
+    }
+    drop(known);
+
+    let run_id = format!("{}-{}", now_ms(), std::process::id());
+    if !selected.is_empty() {
+        let ids: Vec<&str> = selected.iter().map(|t| t.trace_id.as_str()).collect();
+        let table = MemTable::try_new(
+            Arc::new(Schema::new(vec![datafusion::arrow::datatypes::Field::new(
+                "trace_id",
+                datafusion::arrow::datatypes::DataType::Utf8,
+                false,
+            )])),
+            vec![vec![RecordBatch::try_from_iter(vec![(
+                "trace_id",
+                Arc::new(StringArray::from(ids)) as Arc<dyn Array>,
+            )])?]],
+        )?;
+        ctx.register_table("fx_selected", Arc::new(table))?;
+        let (steps_sql, view_sql) = sql.split_last().expect("five files");
+        let started = std::time::Instant::now();
+        for (name, text) in view_sql {
+            run_statements(&ctx, name, text).await?;
+        }
+        tracing::debug!("views planned in {:?}", started.elapsed());
+
+        let windows_path = out.join(WINDOWS_DIR).join(format!("part-{run_id}.parquet"));
+        let schema = window_schema(run.spec.window);
+        let windows = conform(ctx.table("fx_windows").await?, &schema)?;
+        summary.windows = write_parquet(windows, &schema, &windows_path, run.progress).await?;
+        tracing::debug!("{} windows written in {:?}", summary.windows, started.elapsed());
+
+        let read = ParquetReadOptions::default().schema(&schema);
+        ctx.register_parquet("fx_new_windows", windows_path.display().to_string(), read).await?;
+        run_statements(&ctx, &steps_sql.0, &steps_sql.1).await?;
+        let steps_path = out.join(STEPS_DIR).join(format!("part-{run_id}.parquet"));
+        let steps_schema = FEATURE_STEPS.schema();
+        let steps = conform(ctx.table("fx_steps").await?.sort_by(vec![ident("trace_id"), ident("step_id")])?, &steps_schema)?;
+        write_parquet(steps.clone(), &steps_schema, &steps_path, &|_| {}).await?;
+
+        let per_trace = per_trace_counts(steps).await?;
+        tracing::debug!("steps written in {:?}", started.elapsed());
+        for t in &selected {
+            let (steps, windows, items) = per_trace.get(&t.trace_id).copied().unwrap_or_default();
+            let entry = TraceEntry {
+                trace_id: t.trace_id.clone(),
+                steps,
+                windows,
+                items,
+                steps_without_items: (t.steps as u64).saturating_sub(steps),
+                run_id: run_id.clone(),
+            };
+            summary.steps += entry.steps;
+            summary.items += entry.items;
+            summary.steps_without_items += entry.steps_without_items;
+            manifest.traces.push(entry);
+        }
+        summary.traces = selected.len();
+        summary.files = vec![windows_path.clone(), steps_path.clone()];
+        manifest.runs.push(RunEntry {
+            run_id: run_id.clone(),
+            files: [&windows_path, &steps_path].iter().map(|p| relative(out, p)).collect(),
+            tracecast_version: env!("CARGO_PKG_VERSION").to_string(),
+        });
+    }
+    manifest.skipped.extend(summary.skipped.iter().cloned());
+    manifest.write(out)?;
+    Ok(summary)
+}
+
+/// The pipeline's SQL files, expanded for a window shape, in run order.
+pub fn pipeline_sql(sql_dir: Option<&Path>, spec: &WindowSpec) -> Result<Vec<(String, String)>, FeaturesError> {
+    template::load(sql_dir)?
+        .into_iter()
+        .map(|(name, text)| template::expand(&name, &text, spec).map(|sql| (name, sql)))
+        .collect()
+}
+
+/// Why a trace cannot give windows, if it cannot.
+fn unusable(t: &LakeTrace) -> Option<&'static str> {
+    if t.format != "kineto" {
+        Some("an Execution Trace: it records operators, not GPU kernels")
+    } else if t.steps == 0 {
+        Some("no steps: no ProfilerStep#N, PARAM iteration or Optimizer.step annotations to cut it into iterations")
+    } else if t.items_in_steps == 0 {
+        Some("no kernels, copies or sets inside its steps")
+    } else {
+        None
+    }
+}
+
+/// Creates the output directory, or checks the one there and clears what a
+/// dead run left in it.
+fn prepare_output(out: &Path, spec: &WindowSpec) -> Result<Manifest, FeaturesError> {
+    let io = |path: &Path| {
+        let path = path.display().to_string();
+        move |source| FeaturesError::Io { path, source }
+    };
+    let manifest = match Manifest::read(out)? {
+        Some(m) if (m.window, m.stride) != (spec.window, spec.stride) => {
+            return Err(FeaturesError::BadOutput {
+                dir: out.display().to_string(),
+                reason: format!(
+                    "it holds windows of W={} S={}, not W={} S={}: use another --out for a new window shape",
+                    m.window, m.stride, spec.window, spec.stride
+                ),
+            });
+        }
+        Some(m) => m,
+        None => {
+            // Empty table folders are what a run that died before its
+            // first commit leaves; anything else is someone else's.
+            let foreign = std::fs::read_dir(out).into_iter().flatten().flatten().any(|e| {
+                let table_folder = [WINDOWS_DIR, STEPS_DIR].iter().any(|d| e.file_name() == *d) && e.path().is_dir();
+                !table_folder
+            });
+            if foreign {
+                return Err(FeaturesError::BadOutput {
+                    dir: out.display().to_string(),
+                    reason: format!("not empty and has no {}: not a tracecast feature directory", crate::manifest::FILE),
+                });
+            }
+            Manifest::new(spec.window, spec.stride)
+        }
+    };
+    let committed: HashSet<String> = manifest.runs.iter().flat_map(|r| r.files.iter().cloned()).collect();
+    for sub in [WINDOWS_DIR, STEPS_DIR] {
+        let dir = out.join(sub);
+        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+        for entry in std::fs::read_dir(&dir).map_err(io(&dir))? {
+            let path = entry.map_err(io(&dir))?.path();
+            if !committed.contains(&relative(out, &path)) {
+                tracing::warn!("removing {}: left by a run that did not finish", path.display());
+                std::fs::remove_file(&path).map_err(io(&path))?;
+            }
+        }
+    }
+    Ok(manifest)
+}
+
+fn relative(out: &Path, path: &Path) -> String {
+    path.strip_prefix(out).unwrap_or(path).display().to_string()
+}
+
+async fn lake_traces(ctx: &SessionContext) -> Result<Vec<LakeTrace>, FeaturesError> {
+    let sql = "SELECT t.trace_id, \
+                      COALESCE(t.source || '!' || t.archive_member, t.source) AS source, \
+                      t.format, t.step_count, COALESCE(k.n, 0) + COALESCE(m.n, 0) AS items \
+               FROM traces t \
+               LEFT JOIN (SELECT trace_id, count(*) AS n FROM kernels WHERE step_id IS NOT NULL GROUP BY 1) k \
+                 ON k.trace_id = t.trace_id \
+               LEFT JOIN (SELECT trace_id, count(*) AS n FROM memcpy WHERE step_id IS NOT NULL GROUP BY 1) m \
+                 ON m.trace_id = t.trace_id \
+               ORDER BY t.trace_id";
+    let mut traces = Vec::new();
+    for batch in ctx.sql(sql).await?.collect().await? {
+        let ids = batch.column(0).as_string::<i32>();
+        let sources = batch.column(1).as_string::<i32>();
+        let formats = batch.column(2).as_string::<i32>();
+        let steps = batch.column(3).as_primitive::<Int64Type>();
+        let items = batch.column(4).as_primitive::<Int64Type>();
+        for i in 0..batch.num_rows() {
+            traces.push(LakeTrace {
+                trace_id: ids.value(i).to_string(),
+                source: sources.value(i).to_string(),
+                format: formats.value(i).to_string(),
+                steps: steps.value(i),
+                items_in_steps: items.value(i),
+            });
+        }
+    }
+    Ok(traces)
+}
+
+async fn run_statements(ctx: &SessionContext, file: &str, sql: &str) -> Result<(), FeaturesError> {
+    for statement in sql.split(';').map(str::trim).filter(|s| !s.is_empty()) {
+        ctx.sql(statement)
+            .await
+            .map_err(|e| FeaturesError::Sql { file: file.to_string(), source: Box::new(e) })?
+            .collect()
+            .await
+            .map_err(|e| FeaturesError::Sql { file: file.to_string(), source: Box::new(e) })?;
+    }
+    Ok(())
+}
+
+/// The frame with exactly the schema's columns, in its order and types.
+fn conform(frame: DataFrame, schema: &SchemaRef) -> Result<DataFrame, FeaturesError> {
+    let columns = schema.fields().iter().map(|f| cast(ident(f.name()), f.data_type().clone()).alias(f.name()));
+    Ok(frame.select(columns.collect::<Vec<_>>())?)
+}
+
+/// Streams the frame into `path` (written under a temporary name, then
+/// renamed); returns the rows written.
+async fn write_parquet(
+    frame: DataFrame,
+    schema: &SchemaRef,
+    path: &Path,
+    progress: &(dyn Fn(u64) + Sync),
+) -> Result<u64, FeaturesError> {
+    let tmp = path.with_extension("parquet.tmp");
+    let io = |source| FeaturesError::Io { path: tmp.display().to_string(), source };
+    let parquet = |e: datafusion::parquet::errors::ParquetError| FeaturesError::Io {
+        path: tmp.display().to_string(),
+        source: std::io::Error::other(e),
+    };
+    let props = WriterProperties::builder()
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).expect("valid level")))
+        .build();
+    let mut writer = ArrowWriter::try_new(File::create(&tmp).map_err(io)?, schema.clone(), Some(props)).map_err(parquet)?;
+    let started = std::time::Instant::now();
+    let mut stream = frame.execute_stream().await?;
+    tracing::debug!("{}: planned in {:?}", path.display(), started.elapsed());
+    let mut rows = 0u64;
+    while let Some(batch) = stream.next().await {
+        // Re-labelled with the declared schema, which also checks that no
+        // column declared non-null holds a null.
+        let batch = RecordBatch::try_new(schema.clone(), batch?.columns().to_vec())?;
+        rows += batch.num_rows() as u64;
+        writer.write(&batch).map_err(parquet)?;
+        progress(rows);
+    }
+    writer.close().map_err(parquet)?;
+    std::fs::rename(&tmp, path).map_err(io)?;
+    Ok(rows)
+}
+
+/// (steps, windows, items) per trace from the step table.
+async fn per_trace_counts(steps: DataFrame) -> Result<HashMap<String, (u64, u64, u64)>, FeaturesError> {
+    let mut counts: HashMap<String, (u64, u64, u64)> = HashMap::new();
+    for batch in steps.collect().await? {
+        let ids = batch.column_by_name("trace_id").expect("conformed").as_string::<i32>();
+        let windows = batch.column_by_name("window_count").expect("conformed").as_primitive::<Int64Type>();
+        let items = batch.column_by_name("item_count").expect("conformed").as_primitive::<Int64Type>();
+        for i in 0..batch.num_rows() {
+            let entry = counts.entry(ids.value(i).to_string()).or_default();
+            entry.0 += 1;
+            entry.1 += windows.value(i) as u64;
+            entry.2 += items.value(i) as u64;
+        }
+    }
+    Ok(counts)
+}
+
+fn now_ms() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0)
+}

@@ -1,0 +1,145 @@
+//! The feature SQL files and the small template language they use
+//! (documented at the top of `sql/01_selection.sql`).
+
+use std::path::Path;
+
+use crate::{FeaturesError, WindowSpec};
+
+/// The built-in pipeline, in the order it runs. `05_steps.sql` runs after
+/// the windows are written (it reads them back).
+pub const BUILT_IN: [(&str, &str); 5] = [
+    ("01_selection.sql", include_str!("../sql/01_selection.sql")),
+    ("02_op_phase.sql", include_str!("../sql/02_op_phase.sql")),
+    ("03_items.sql", include_str!("../sql/03_items.sql")),
+    ("04_windows.sql", include_str!("../sql/04_windows.sql")),
+    ("05_steps.sql", include_str!("../sql/05_steps.sql")),
+];
+
+/// The pipeline's SQL files: the built-in ones, or the same names read from
+/// `dir` (a copy of `features/sql/` a data engineer edited).
+pub fn load(dir: Option<&Path>) -> Result<Vec<(String, String)>, FeaturesError> {
+    BUILT_IN
+        .iter()
+        .map(|(name, text)| match dir {
+            None => Ok((name.to_string(), text.to_string())),
+            Some(dir) => {
+                let path = dir.join(name);
+                std::fs::read_to_string(&path)
+                    .map(|text| (name.to_string(), text))
+                    .map_err(|source| FeaturesError::Io { path: path.display().to_string(), source })
+            }
+        })
+        .collect()
+}
+
+const BEGIN: &str = "-- @each position";
+const END: &str = "-- @end";
+
+/// Expands one file for a window spec: drops comment lines, repeats
+/// `@each position` blocks, fills in the values.
+pub fn expand(name: &str, text: &str, spec: &WindowSpec) -> Result<String, FeaturesError> {
+    let pad = spec.pad();
+    let mut out = String::with_capacity(text.len() * 2);
+    let mut block: Option<Vec<&str>> = None;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed == BEGIN {
+            block = Some(Vec::new());
+        } else if trimmed == END {
+            let lines = block.take().ok_or_else(|| template_error(name, "`-- @end` without `-- @each position`"))?;
+            for p in 0..spec.window {
+                for l in &lines {
+                    let off = p as i64 - pad as i64;
+                    out.push_str(&l.replace("{{p}}", &format!("{p:02}")).replace("{{off}}", &off.to_string()));
+                    out.push('\n');
+                }
+            }
+        } else if trimmed.starts_with("--") {
+            continue;
+        } else if let Some(lines) = block.as_mut() {
+            lines.push(line);
+        } else {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    if block.is_some() {
+        return Err(template_error(name, "`-- @each position` without `-- @end`"));
+    }
+    let out = sum_over(name, &out, "SUM_POSITIONS(", 0..spec.window)?;
+    let out = sum_over(name, &out, "SUM_CENTRAL(", pad..pad + spec.stride)?;
+    let out = out
+        .replace("{{W}}", &spec.window.to_string())
+        .replace("{{S}}", &spec.stride.to_string())
+        .replace("{{PAD}}", &pad.to_string());
+    if let Some(at) = out.find("{{") {
+        let rest: String = out[at..].chars().take(24).collect();
+        return Err(template_error(name, &format!("unknown template value at `{rest}`")));
+    }
+    Ok(out)
+}
+
+/// Replaces each `MACRO(expr)` by `(COALESCE(expr_p, 0) + ...)` over the
+/// positions, `{{p}}` in expr standing for the position.
+fn sum_over(file: &str, text: &str, opening: &str, positions: std::ops::Range<usize>) -> Result<String, FeaturesError> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(opening) {
+        out.push_str(&rest[..at]);
+        let body_start = at + opening.len();
+        let mut depth = 1;
+        let body_end = rest[body_start..]
+            .char_indices()
+            .find_map(|(i, c)| {
+                depth += match c {
+                    '(' => 1,
+                    ')' => -1,
+                    _ => 0,
+                };
+                (depth == 0).then_some(body_start + i)
+            })
+            .ok_or_else(|| template_error(file, &format!("`{opening}` without its closing parenthesis")))?;
+        let body = &rest[body_start..body_end];
+        let terms: Vec<String> =
+            positions.clone().map(|p| format!("COALESCE({}, 0)", body.replace("{{p}}", &format!("{p:02}")))).collect();
+        out.push('(');
+        out.push_str(&terms.join(" + "));
+        out.push(')');
+        rest = &rest[body_end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+fn template_error(file: &str, reason: &str) -> FeaturesError {
+    FeaturesError::Template { file: file.to_string(), reason: reason.to_string() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_built_in_file_expands_fully() {
+        let spec = WindowSpec::new(16, 4).unwrap();
+        for (name, text) in BUILT_IN {
+            let sql = expand(name, text, &spec).unwrap();
+            assert!(!sql.contains("{{"), "{name}");
+        }
+        let windows = expand("04", BUILT_IN[3].1, &spec).unwrap();
+        assert!(windows.contains("LEAD(gap_ns, -6) OVER s AS p00_gap_ns"));
+        assert!(windows.contains("LEAD(gap_ns, 9) OVER s AS p15_gap_ns"));
+        assert!(!windows.contains("p16_"));
+        assert!(windows.contains("(COALESCE(contrib06, 0) + COALESCE(contrib07, 0) + COALESCE(contrib08, 0) + COALESCE(contrib09, 0)) AS target_ns"));
+        assert!(windows.contains("COALESCE(p15_flops, 0)) AS window_flops"));
+    }
+
+    #[test]
+    fn broken_templates_name_the_file() {
+        let spec = WindowSpec::new(4, 2).unwrap();
+        let err = expand("x.sql", "SELECT {{Q}}", &spec).unwrap_err().to_string();
+        assert!(err.contains("x.sql") && err.contains("{{Q}}"), "{err}");
+        let err = expand("y.sql", "-- @each position\nSELECT 1", &spec).unwrap_err().to_string();
+        assert!(err.contains("y.sql"), "{err}");
+    }
+}
