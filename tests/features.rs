@@ -9,13 +9,19 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use arrow::array::AsArray;
-use arrow::record_batch::RecordBatch;
 use arrow::datatypes::Int64Type;
+use arrow::record_batch::RecordBatch;
 use common::*;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
 fn features(lake: &Path, out: &Path, extra: &[&str]) -> (bool, String, String) {
-    let mut args = vec!["features", "--lake", lake.to_str().unwrap(), "--out", out.to_str().unwrap()];
+    let mut args = vec![
+        "features",
+        "--lake",
+        lake.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ];
     args.extend_from_slice(extra);
     let output = tracecast(&args);
     let (stdout, stderr) = text(&output);
@@ -24,7 +30,12 @@ fn features(lake: &Path, out: &Path, extra: &[&str]) -> (bool, String, String) {
 
 fn fixture_lake(dir: &Path) -> PathBuf {
     let lake = dir.join("lake");
-    let out = tracecast(&["ingest", fixtures().join("traces").to_str().unwrap(), "--lake", lake.to_str().unwrap()]);
+    let out = tracecast(&[
+        "ingest",
+        fixtures().join("traces").to_str().unwrap(),
+        "--lake",
+        lake.to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{:?}", text(&out));
     lake
 }
@@ -41,7 +52,10 @@ fn read_table(dir: &Path) -> Vec<RecordBatch> {
 }
 
 fn int_column<'a>(batch: &'a RecordBatch, name: &str) -> &'a arrow::array::Int64Array {
-    batch.column_by_name(name).unwrap_or_else(|| panic!("no column {name}")).as_primitive::<Int64Type>()
+    batch
+        .column_by_name(name)
+        .unwrap_or_else(|| panic!("no column {name}"))
+        .as_primitive::<Int64Type>()
 }
 
 fn manifest(out: &Path) -> serde_json::Value {
@@ -63,22 +77,34 @@ fn assert_windows_tile_steps(lake: &Path, out: &Path, stride: i64) -> usize {
         let remainder = int_column(&batch, "step_remainder_ns");
         for i in 0..batch.num_rows() {
             assert_eq!(first.value(i) % stride, 0);
-            let e = per_step.entry((ids.value(i).to_string(), step.value(i))).or_insert((0, 0, remainder.value(i)));
+            let e = per_step
+                .entry((ids.value(i).to_string(), step.value(i)))
+                .or_insert((0, 0, remainder.value(i)));
             e.0 += target.value(i);
             e.1 += central.value(i);
             assert_eq!(e.2, remainder.value(i), "one remainder per step");
         }
     }
     let measured = query(lake, "SELECT trace_id, step_id, dur_ns FROM steps");
-    let measured: HashMap<(String, i64), i64> =
-        measured.iter().map(|r| ((string(r, "trace_id"), int(r, "step_id")), int(r, "dur_ns"))).collect();
+    let measured: HashMap<(String, i64), i64> = measured
+        .iter()
+        .map(|r| ((string(r, "trace_id"), int(r, "step_id")), int(r, "dur_ns")))
+        .collect();
     for batch in read_table(&out.join("steps")) {
         let ids = batch.column_by_name("trace_id").unwrap().as_string::<i32>();
-        let (step, items, span) = (int_column(&batch, "step_id"), int_column(&batch, "item_count"), int_column(&batch, "gpu_span_ns"));
+        let (step, items, span) = (
+            int_column(&batch, "step_id"),
+            int_column(&batch, "item_count"),
+            int_column(&batch, "gpu_span_ns"),
+        );
         for i in 0..batch.num_rows() {
             let key = (ids.value(i).to_string(), step.value(i));
             let (targets, centrals, remainder) = per_step[&key];
-            assert_eq!(targets + remainder, measured[&key], "step {key:?}: windows + remainder = measured time");
+            assert_eq!(
+                targets + remainder,
+                measured[&key],
+                "step {key:?}: windows + remainder = measured time"
+            );
             assert_eq!(targets, span.value(i), "step {key:?}");
             assert_eq!(centrals, items.value(i), "step {key:?}: every item central once");
         }
@@ -92,7 +118,10 @@ fn cross_check(lake: &Path, out: &Path) {
     let root = workspace_root();
     let venv = root.join("bench/.venv/bin/python");
     let python = if venv.exists() { venv } else { PathBuf::from("python3") };
-    let has_pandas = Command::new(&python).args(["-c", "import pandas, pyarrow"]).output().is_ok_and(|o| o.status.success());
+    let has_pandas = Command::new(&python)
+        .args(["-c", "import pandas, pyarrow"])
+        .output()
+        .is_ok_and(|o| o.status.success());
     if !has_pandas {
         if std::env::var_os("TRACECAST_REQUIRE_SHARED").is_some() {
             panic!("pandas and pyarrow are needed for the cross-check in CI (make test installs them in bench/.venv)");
@@ -132,18 +161,34 @@ fn fixture_windows_tile_steps_and_runs_are_incremental() {
     let files_before = std::fs::read_dir(out.join("windows")).unwrap().count();
     let (ok, stdout, _) = features(&lake, &out, &["--window", "8", "--stride", "2"]);
     assert!(ok);
-    assert!(stdout.contains(": 0 new traces") && stdout.contains(&format!("{done} traces already done")), "{stdout}");
+    assert!(
+        stdout.contains(": 0 new traces") && stdout.contains(&format!("{done} traces already done")),
+        "{stdout}"
+    );
     assert_eq!(std::fs::read_dir(out.join("windows")).unwrap().count(), files_before);
 
     // A new trace: only it is computed.
     let synth = tmp.path().join("synth");
-    let made = tracecast(&["synth", "--out", synth.to_str().unwrap(), "--jobs", "1", "--ranks", "1", "--seed", "7"]);
+    let made = tracecast(&[
+        "synth",
+        "--out",
+        synth.to_str().unwrap(),
+        "--jobs",
+        "1",
+        "--ranks",
+        "1",
+        "--seed",
+        "7",
+    ]);
     assert!(made.status.success(), "{:?}", text(&made));
     let added = tracecast(&["ingest", synth.to_str().unwrap(), "--lake", lake.to_str().unwrap()]);
     assert!(added.status.success(), "{:?}", text(&added));
     let (ok, stdout, stderr) = features(&lake, &out, &["--window", "8", "--stride", "2"]);
     assert!(ok, "{stderr}");
-    assert!(stdout.contains(": 1 new traces") && stdout.contains(&format!("{done} traces already done")), "{stdout}");
+    assert!(
+        stdout.contains(": 1 new traces") && stdout.contains(&format!("{done} traces already done")),
+        "{stdout}"
+    );
     assert_eq!(manifest(&out)["traces"].as_array().unwrap().len(), done + 1);
     assert!(assert_windows_tile_steps(&lake, &out, 2) > steps);
 }
@@ -155,7 +200,10 @@ fn bad_input_is_refused_with_the_reason() {
     let out = tmp.path().join("f");
 
     let (ok, _, stderr) = features(&lake, &out, &["--window", "16", "--stride", "3"]);
-    assert!(!ok && stderr.contains("W=16 S=3") && stderr.contains("W - S must be even"), "{stderr}");
+    assert!(
+        !ok && stderr.contains("W=16 S=3") && stderr.contains("W - S must be even"),
+        "{stderr}"
+    );
     assert!(!out.exists(), "nothing written for a bad window shape");
     let (ok, _, stderr) = features(&lake, &out, &["--window", "2", "--stride", "4"]);
     assert!(!ok && stderr.contains("W >= S"), "{stderr}");
@@ -172,7 +220,10 @@ fn bad_input_is_refused_with_the_reason() {
     assert!(ok, "{stderr}");
     let before = snapshot(&out);
     let (ok, _, stderr) = features(&lake, &out, &["--window", "8", "--stride", "4"]);
-    assert!(!ok && stderr.contains("holds windows of W=16 S=4, not W=8 S=4"), "{stderr}");
+    assert!(
+        !ok && stderr.contains("holds windows of W=16 S=4, not W=8 S=4"),
+        "{stderr}"
+    );
     assert_eq!(snapshot(&out), before);
 
     // Nor is a directory that is not a feature directory.
@@ -194,8 +245,12 @@ fn every_shared_trace_step_is_tiled_exactly() {
     let (ok, stdout, stderr) = features(lake, &out, &[]);
     assert!(ok, "{stdout}{stderr}");
     let m = manifest(&out);
-    let skipped: Vec<String> =
-        m["skipped"].as_array().unwrap().iter().map(|s| format!("{} {}", s["source"], s["reason"])).collect();
+    let skipped: Vec<String> = m["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| format!("{} {}", s["source"], s["reason"]))
+        .collect();
     // The three ETs, the CPU-only trace, the CUPTI range-profiler trace (no
     // kernels) and the two traces with kernels but no iterations to cut.
     for (fragment, reason) in [
@@ -207,14 +262,22 @@ fn every_shared_trace_step_is_tiled_exactly() {
         ("before_fix_trace", "no steps"),
         ("gpu_only_trace", "no steps"),
     ] {
-        assert!(skipped.iter().any(|s| s.contains(fragment) && s.contains(reason)), "{fragment}: {skipped:?}");
+        assert!(
+            skipped.iter().any(|s| s.contains(fragment) && s.contains(reason)),
+            "{fragment}: {skipped:?}"
+        );
     }
     assert_eq!(m["traces"].as_array().unwrap().len() + skipped.len(), 20, "{m}");
     // The 84 steps of the 13 traces that give windows (2+4+5+3+5+5+2+4+4+6+1+4+39,
     // see tests/shared_traces.rs), less the 5 with no GPU work in them.
     let steps = assert_windows_tile_steps(lake, &out, 4);
     assert_eq!(steps, 79);
-    let empty: u64 = m["traces"].as_array().unwrap().iter().map(|t| t["steps_without_items"].as_u64().unwrap()).sum();
+    let empty: u64 = m["traces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["steps_without_items"].as_u64().unwrap())
+        .sum();
     assert_eq!(empty, 5);
     cross_check(lake, &out);
 }

@@ -3,7 +3,6 @@
 
 mod common;
 
-
 use std::path::{Path, PathBuf};
 
 use common::*;
@@ -47,7 +46,10 @@ fn fixtures_ingest_and_reingest_adds_nothing() {
     let (code, out, err) = ingest(&[&traces], &lake);
     assert_eq!(code, 0, "{out}{err}");
     // An archive already in the lake is skipped unopened and counts once.
-    assert!(out.starts_with(&format!("ingested 0, skipped {files} already present, failed 0")), "{out}");
+    assert!(
+        out.starts_with(&format!("ingested 0, skipped {files} already present, failed 0")),
+        "{out}"
+    );
     assert_eq!(before, snapshot(&lake), "re-ingesting changed the lake");
 }
 
@@ -63,7 +65,10 @@ fn grown_directory_ingests_only_new_files() {
     synth(&dir, &["--jobs", "1", "--seed", "50", "--steps", "2", "--layers", "2"]);
     let (code, out, _) = ingest(&[&dir], &lake);
     assert_eq!(code, 0);
-    assert!(out.starts_with("ingested 1, skipped 2 already present, failed 0"), "{out}");
+    assert!(
+        out.starts_with("ingested 1, skipped 2 already present, failed 0"),
+        "{out}"
+    );
     // Each generated step is found, with the kernels the generator wrote.
     let rows = query(&lake, "SELECT count(*) AS n FROM steps");
     assert_eq!(int(&rows[0], "n"), 6);
@@ -73,11 +78,19 @@ fn grown_directory_ingests_only_new_files() {
 fn tarball_of_ranks_is_one_job() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("job");
-    synth(&dir, &["--ranks", "4", "--pack", "tar-gz", "--era", "2022", "--steps", "2", "--layers", "2"]);
+    synth(
+        &dir,
+        &[
+            "--ranks", "4", "--pack", "tar-gz", "--era", "2022", "--steps", "2", "--layers", "2",
+        ],
+    );
     let lake = tmp.path().join("lake");
     let (code, out, err) = ingest(&[&dir], &lake);
     assert_eq!(code, 0, "{out}{err}");
-    let rows = query(&lake, "SELECT rank, world_size, job_id, archive_member FROM traces ORDER BY rank");
+    let rows = query(
+        &lake,
+        "SELECT rank, world_size, job_id, archive_member FROM traces ORDER BY rank",
+    );
     assert_eq!(rows.len(), 4);
     for (i, row) in rows.iter().enumerate() {
         assert_eq!(int(row, "rank"), i as i64);
@@ -85,7 +98,10 @@ fn tarball_of_ranks_is_one_job() {
         assert_eq!(string(row, "job_id"), string(&rows[0], "job_id"));
         assert!(string(row, "archive_member").ends_with(&format!("rank{i}.pt.trace.json")));
     }
-    let comms = query(&lake, "SELECT count(*) AS n, min(collective) AS c, min(classified_by) AS by FROM comms");
+    let comms = query(
+        &lake,
+        "SELECT count(*) AS n, min(collective) AS c, min(classified_by) AS by FROM comms",
+    );
     assert_eq!(int(&comms[0], "n"), 8, "one all-reduce per step per rank");
     assert_eq!(string(&comms[0], "c"), "all_reduce");
     assert_eq!(string(&comms[0], "by"), "metadata");
@@ -98,7 +114,12 @@ fn tarball_of_ranks_is_one_job() {
 fn every_era_reads_the_same_structure() {
     let tmp = tempfile::tempdir().unwrap();
     let lake = tmp.path().join("lake");
-    for (era, extra) in [("2021", vec!["--bare-list"]), ("2021", vec![]), ("2022", vec![]), ("2024", vec!["--pack", "gzip"])] {
+    for (era, extra) in [
+        ("2021", vec!["--bare-list"]),
+        ("2021", vec![]),
+        ("2022", vec![]),
+        ("2024", vec!["--pack", "gzip"]),
+    ] {
         let dir = tmp.path().join(format!("{era}{}", extra.len()));
         let mut args = vec!["--era", era, "--steps", "3", "--layers", "3", "--seed", "7"];
         args.extend(extra);
@@ -126,7 +147,10 @@ fn every_era_reads_the_same_structure() {
         assert_eq!(int(row, "in_step"), k, "{row:?}");
     }
     // The 2021 traces link launches by External id; later ones by nesting.
-    let links = query(&lake, "SELECT t.era, min(l.op_link) AS how FROM launches l JOIN traces t USING (trace_id) GROUP BY 1 ORDER BY 1");
+    let links = query(
+        &lake,
+        "SELECT t.era, min(l.op_link) AS how FROM launches l JOIN traces t USING (trace_id) GROUP BY 1 ORDER BY 1",
+    );
     assert_eq!(string(&links[0], "how"), "external_id");
     assert_eq!(string(&links[1], "how"), "nesting");
 }
@@ -153,7 +177,9 @@ fn bad_inputs_are_logged_and_lose_nothing() {
 
     let bad = tmp.path().join("bad");
     std::fs::create_dir(&bad).unwrap();
-    let nan = String::from_utf8(trace.clone()).unwrap().replacen("\"dur\": ", "\"dur\": NaN, \"x\": ", 1);
+    let nan = String::from_utf8(trace.clone())
+        .unwrap()
+        .replacen("\"dur\": ", "\"dur\": NaN, \"x\": ", 1);
     let mut bad_utf8 = br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": ""#.to_vec();
     bad_utf8.extend_from_slice(&[0xff, 0xfe]);
     bad_utf8.extend_from_slice(br#"", "ts": 1, "dur": 1}]}"#);
@@ -164,15 +190,29 @@ fn bad_inputs_are_logged_and_lose_nothing() {
             header.set_size(trace.len() as u64);
             header.set_mode(0o644);
             header.set_cksum();
-            builder.append_data(&mut header, format!("rank{rank}.json"), trace.as_slice()).unwrap();
+            builder
+                .append_data(&mut header, format!("rank{rank}.json"), trace.as_slice())
+                .unwrap();
         }
         builder.into_inner().unwrap()
     };
     broken_tar.truncate(trace.len() + 2048);
     let cases: Vec<(&str, Vec<u8>, &str)> = vec![
-        ("truncated.json", trace[..trace.len() / 2].to_vec(), "truncated: the JSON ends early"),
-        ("prose.json", b"hello, world".to_vec(), "does not start with a JSON object or list"),
-        ("other.json", br#"{"name": "not a trace", "values": [1, 2]}"#.to_vec(), "neither `traceEvents` (Kineto) nor `nodes`"),
+        (
+            "truncated.json",
+            trace[..trace.len() / 2].to_vec(),
+            "truncated: the JSON ends early",
+        ),
+        (
+            "prose.json",
+            b"hello, world".to_vec(),
+            "does not start with a JSON object or list",
+        ),
+        (
+            "other.json",
+            br#"{"name": "not a trace", "values": [1, 2]}"#.to_vec(),
+            "neither `traceEvents` (Kineto) nor `nodes`",
+        ),
         ("empty.json", Vec::new(), "empty file"),
         ("nan.json", nan.into_bytes(), "NaN and Infinity are not JSON numbers"),
         ("bad-utf8.json", bad_utf8, "not valid UTF-8"),
@@ -194,7 +234,10 @@ fn bad_inputs_are_logged_and_lose_nothing() {
         } else {
             assert_eq!(before, data_snapshot(&lake), "{name}: the data tables changed");
         }
-        let logged = query(&lake, &format!("SELECT reason FROM _ingest_log WHERE outcome = 'failed' AND source LIKE '%{name}'"));
+        let logged = query(
+            &lake,
+            &format!("SELECT reason FROM _ingest_log WHERE outcome = 'failed' AND source LIKE '%{name}'"),
+        );
         assert_eq!(logged.len(), 1, "{name}");
         assert!(string(&logged[0], "reason").contains(reason), "{name}: {logged:?}");
     }
@@ -237,17 +280,25 @@ fn interrupted_runs_are_rolled_back_or_finished() {
     synth(&src, &["--steps", "2", "--layers", "2"]);
     let donor = tmp.path().join("donor");
     assert_eq!(ingest(&[&src], &donor).0, 0);
-    let kernels_file = std::fs::read_dir(donor.join("kernels")).unwrap().next().unwrap().unwrap().path();
+    let kernels_file = std::fs::read_dir(donor.join("kernels"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
 
     // Staged but never committed: discarded.
     let lake = tmp.path().join("lake");
     let staged = lake.join("_staging/0000-1-00000/kernels");
     std::fs::create_dir_all(&staged).unwrap();
     std::fs::copy(&kernels_file, staged.join("part-x.parquet")).unwrap();
-    let (code, out, err) = ingest(&[&tmp.path().join("nothing-new")].map(|p| {
-        std::fs::create_dir_all(p).unwrap();
-        p.as_path()
-    }), &lake);
+    let (code, out, err) = ingest(
+        &[&tmp.path().join("nothing-new")].map(|p| {
+            std::fs::create_dir_all(p).unwrap();
+            p.as_path()
+        }),
+        &lake,
+    );
     assert_eq!(code, 0, "{out}{err}");
     assert!(!lake.join("_staging/0000-1-00000").exists());
     assert_eq!(int(&query(&lake, "SELECT count(*) AS n FROM kernels")[0], "n"), 0);
@@ -270,7 +321,14 @@ fn killed_ingest_leaves_a_consistent_lake() {
     synth(&src, &["--jobs", "24", "--steps", "3", "--layers", "40"]);
     let lake = tmp.path().join("lake");
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_tracecast"))
-        .args(["ingest", src.to_str().unwrap(), "--lake", lake.to_str().unwrap(), "--chunk-mib", "1"])
+        .args([
+            "ingest",
+            src.to_str().unwrap(),
+            "--lake",
+            lake.to_str().unwrap(),
+            "--chunk-mib",
+            "1",
+        ])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
@@ -280,16 +338,25 @@ fn killed_ingest_leaves_a_consistent_lake() {
     child.wait().unwrap();
     // Whatever made it in is whole: each trace has exactly its kernels.
     if lake.join("traces").exists() {
-        let rows = query(&lake, "SELECT t.kernel_count AS want, (SELECT count(*) FROM kernels k WHERE k.trace_id = t.trace_id) AS got FROM traces t");
+        let rows = query(
+            &lake,
+            "SELECT t.kernel_count AS want, (SELECT count(*) FROM kernels k WHERE k.trace_id = t.trace_id) AS got FROM traces t",
+        );
         for r in &rows {
             assert_eq!(int(r, "want"), int(r, "got"), "{r:?}");
         }
     }
     let (code, out, err) = ingest(&[&src], &lake);
     assert_eq!(code, 0, "{out}{err}");
-    let rows = query(&lake, "SELECT count(*) AS n, count(DISTINCT content_hash) AS d FROM traces");
+    let rows = query(
+        &lake,
+        "SELECT count(*) AS n, count(DISTINCT content_hash) AS d FROM traces",
+    );
     assert_eq!((int(&rows[0], "n"), int(&rows[0], "d")), (24, 24));
-    let kernels = query(&lake, "SELECT (SELECT sum(kernel_count) FROM traces) AS want, (SELECT count(*) FROM kernels) AS got");
+    let kernels = query(
+        &lake,
+        "SELECT (SELECT sum(kernel_count) FROM traces) AS want, (SELECT count(*) FROM kernels) AS got",
+    );
     assert_eq!(int(&kernels[0], "want"), int(&kernels[0], "got"));
 }
 
@@ -299,7 +366,13 @@ fn inspect_summarises_a_fixture() {
     let out = tracecast(&["inspect", file.to_str().unwrap()]);
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "{stderr}");
-    for needle in ["kineto-2024", "ProfilerStep#1", "GPU busy", "top kernels", "NVIDIA A100-SXM4-80GB"] {
+    for needle in [
+        "kineto-2024",
+        "ProfilerStep#1",
+        "GPU busy",
+        "top kernels",
+        "NVIDIA A100-SXM4-80GB",
+    ] {
         assert!(stdout.contains(needle), "missing {needle}:\n{stdout}");
     }
     let out = tracecast(&["inspect", "--json", file.to_str().unwrap()]);
@@ -319,22 +392,57 @@ fn sql_formats_and_errors() {
     let out = tracecast(&["sql", "--lake", l, "SELECT count(*) AS n FROM kernels"]);
     assert!(out.status.success());
     assert!(text(&out).0.contains("| n "), "{}", text(&out).0);
-    let csv = tracecast(&["sql", "--lake", l, "--format", "csv", "SELECT era FROM traces ORDER BY era LIMIT 1"]);
+    let csv = tracecast(&[
+        "sql",
+        "--lake",
+        l,
+        "--format",
+        "csv",
+        "SELECT era FROM traces ORDER BY era LIMIT 1",
+    ]);
     assert!(text(&csv).0.starts_with("era\n"), "{}", text(&csv).0);
     let pq = tmp.path().join("k.parquet");
-    let out = tracecast(&["sql", "--lake", l, "--format", "parquet", "--out", pq.to_str().unwrap(), "SELECT * FROM kernels"]);
+    let out = tracecast(&[
+        "sql",
+        "--lake",
+        l,
+        "--format",
+        "parquet",
+        "--out",
+        pq.to_str().unwrap(),
+        "SELECT * FROM kernels",
+    ]);
     assert!(out.status.success() && pq.exists());
-    let file = write(tmp.path(), "q.sql", b"CREATE VIEW big AS SELECT * FROM kernels WHERE dur_ns > 0; SELECT count(*) AS n FROM big;");
+    let file = write(
+        tmp.path(),
+        "q.sql",
+        b"CREATE VIEW big AS SELECT * FROM kernels WHERE dur_ns > 0; SELECT count(*) AS n FROM big;",
+    );
     let out = tracecast(&["sql", "--lake", l, "-f", file.to_str().unwrap(), "--format", "json"]);
     assert!(out.status.success(), "{}", text(&out).1);
     let bad = tracecast(&["sql", "--lake", l, "SELECT * FROM kernelz"]);
     assert_eq!(bad.status.code(), Some(1));
-    assert!(text(&bad).1.contains("the lake's tables: devices, steps"), "{}", text(&bad).1);
+    assert!(
+        text(&bad).1.contains("the lake's tables: devices, steps"),
+        "{}",
+        text(&bad).1
+    );
     let nolake = tracecast(&["sql", "--lake", "/nonexistent/lake", "SELECT 1"]);
-    assert!(text(&nolake).1.contains("/nonexistent/lake: no such lake"), "{}", text(&nolake).1);
+    assert!(
+        text(&nolake).1.contains("/nonexistent/lake: no such lake"),
+        "{}",
+        text(&nolake).1
+    );
     // Tables a lake has no files for yet are there, empty, with their columns.
     let small = tmp.path().join("small");
-    assert_eq!(ingest(&[&fixtures().join("traces/synthetic-2024-single.pt.trace.json.gz")], &small).0, 0);
+    assert_eq!(
+        ingest(
+            &[&fixtures().join("traces/synthetic-2024-single.pt.trace.json.gz")],
+            &small
+        )
+        .0,
+        0
+    );
     let empty = query(&small, "SELECT count(*) AS n, max(rf_id) AS r FROM et_nodes");
     assert_eq!(int(&empty[0], "n"), 0);
     assert_eq!(int(&query(&small, "SELECT count(*) AS n FROM et_op_links")[0], "n"), 0);
@@ -356,18 +464,24 @@ fn execution_traces_pair_with_kineto_ops() {
     }
 }
 
-
 #[test]
 fn collector_manifests_are_recognised_not_failed() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("run");
     std::fs::create_dir(&dir).unwrap();
-    std::fs::copy(fixtures().join("traces/synthetic-2024-single.pt.trace.json.gz"), dir.join("mlp__bs32__bf16.pt.trace.json.gz")).unwrap();
+    std::fs::copy(
+        fixtures().join("traces/synthetic-2024-single.pt.trace.json.gz"),
+        dir.join("mlp__bs32__bf16.pt.trace.json.gz"),
+    )
+    .unwrap();
     write(&dir, "mlp__bs32__bf16.manifest.json", br#"{"format": "tracecast-collector-manifest", "format_version": 1, "trace_file": "mlp__bs32__bf16.pt.trace.json.gz"}"#);
     let lake = tmp.path().join("lake");
     let (code, out, err) = ingest(&[&dir], &lake);
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.starts_with("ingested 1, skipped 0 already present, failed 0"), "{out}");
+    assert!(
+        out.starts_with("ingested 1, skipped 0 already present, failed 0"),
+        "{out}"
+    );
     assert!(out.contains("1 collector manifests"), "{out}");
     let (code, out, _) = ingest(&[&dir], &lake);
     assert_eq!(code, 0);

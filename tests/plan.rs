@@ -5,10 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
 fn tracecast(args: &[&str]) -> Output {
@@ -66,11 +63,7 @@ fn json(p: &Path) -> serde_json::Value {
 }
 
 fn verify(inputs: &[&str], schedule: &Path) {
-    let out = run_ok(
-        "verify",
-        inputs,
-        &["--schedule", schedule.to_str().unwrap()],
-    );
+    let out = run_ok("verify", inputs, &["--schedule", schedule.to_str().unwrap()]);
     assert!(out.contains("valid"), "{out}");
 }
 
@@ -91,13 +84,7 @@ fn plan_on_fixtures_writes_a_verified_elastic_heterogeneous_schedule() {
     let stdout = run_ok(
         "plan",
         &FIX,
-        &[
-            "--objective",
-            "jct",
-            "--out",
-            out.to_str().unwrap(),
-            "--compare",
-        ],
+        &["--objective", "jct", "--out", out.to_str().unwrap(), "--compare"],
     );
     for f in [
         "schedule.json",
@@ -110,14 +97,7 @@ fn plan_on_fixtures_writes_a_verified_elastic_heterogeneous_schedule() {
         assert!(out.join(f).is_file(), "{f} missing");
     }
     verify(&FIX, &out.join("schedule.json"));
-    for p in [
-        "| plan-jct",
-        "| fifo",
-        "| sjf-oracle",
-        "| tiresias",
-        "| edf",
-        "| fixed",
-    ] {
+    for p in ["| plan-jct", "| fifo", "| sjf-oracle", "| tiresias", "| edf", "| fixed"] {
         assert!(stdout.contains(p), "comparison lacks {p}:\n{stdout}");
     }
     let s = json(&out.join("schedule.json"));
@@ -150,10 +130,7 @@ fn plan_on_fixtures_writes_a_verified_elastic_heterogeneous_schedule() {
     // The fixture table lacks some cells: the schedule says which were interpolated.
     assert!(!s["interpolated"].as_array().unwrap().is_empty());
     let csv = std::fs::read_to_string(out.join("schedule.csv")).unwrap();
-    let segs: usize = jobs
-        .iter()
-        .map(|j| j["segments"].as_array().unwrap().len())
-        .sum();
+    let segs: usize = jobs.iter().map(|j| j["segments"].as_array().unwrap().len()).sum();
     assert_eq!(csv.lines().count(), segs + 1);
     assert!(csv.starts_with("job_id,segment,start_s,end_s,gpu_type,num_gpus,nodes,"));
     let m = json(&out.join("metrics.json"));
@@ -166,10 +143,7 @@ fn plan_on_fixtures_writes_a_verified_elastic_heterogeneous_schedule() {
     // The planner beats FIFO on average JCT on this load (deterministic).
     let table = std::fs::read_to_string(out.join("comparison.md")).unwrap();
     let jct = |p: &str| -> f64 {
-        let row = table
-            .lines()
-            .find(|l| l.starts_with(&format!("| {p} |")))
-            .unwrap();
+        let row = table.lines().find(|l| l.starts_with(&format!("| {p} |"))).unwrap();
         row.split('|').nth(2).unwrap().trim().parse().unwrap()
     };
     assert!(jct("plan-jct") < jct("fifo"), "{table}");
@@ -196,11 +170,7 @@ fn simulate_replays_a_plan_to_the_same_metrics_and_runs_every_policy() {
     assert_eq!(planned["avg_jct_s"], replayed["avg_jct_s"]);
     assert_eq!(planned["makespan_s"], replayed["makespan_s"]);
     let all = dir.path().join("all");
-    let stdout = run_ok(
-        "simulate",
-        &FIX,
-        &["--policy", "all", "--out", all.to_str().unwrap()],
-    );
+    let stdout = run_ok("simulate", &FIX, &["--policy", "all", "--out", all.to_str().unwrap()]);
     for p in [
         "plan-jct",
         "plan-makespan",
@@ -211,10 +181,7 @@ fn simulate_replays_a_plan_to_the_same_metrics_and_runs_every_policy() {
         "edf",
         "fixed",
     ] {
-        assert!(
-            all.join(format!("metrics-{p}.json")).is_file(),
-            "{p}: {stdout}"
-        );
+        assert!(all.join(format!("metrics-{p}.json")).is_file(), "{p}: {stdout}");
     }
 }
 
@@ -223,18 +190,12 @@ fn deadline_and_makespan_objectives_produce_verified_plans() {
     let dir = tempfile::tempdir().unwrap();
     for obj in ["deadline", "makespan"] {
         let out = dir.path().join(obj);
-        run_ok(
-            "plan",
-            &FIX,
-            &["--objective", obj, "--out", out.to_str().unwrap()],
-        );
+        run_ok("plan", &FIX, &["--objective", obj, "--out", out.to_str().unwrap()]);
         verify(&FIX, &out.join("schedule.json"));
     }
     let m = |obj: &str| json(&dir.path().join(obj).join("metrics.json"));
     // Each objective wins its own metric against the other.
-    assert!(
-        m("deadline")["deadline_hit_rate"].as_f64() >= m("makespan")["deadline_hit_rate"].as_f64()
-    );
+    assert!(m("deadline")["deadline_hit_rate"].as_f64() >= m("makespan")["deadline_hit_rate"].as_f64());
     assert!(m("makespan")["makespan_s"].as_f64() <= m("deadline")["makespan_s"].as_f64());
 }
 
@@ -257,28 +218,15 @@ fn verify_rejects_overbooked_overlapping_and_unfinished_schedules() {
     };
     // Unfinished: cut the last segment of the first job in half.
     let mut v = good.clone();
-    let seg = v["jobs"][0]["segments"]
-        .as_array_mut()
-        .unwrap()
-        .last_mut()
-        .unwrap();
-    let (s, e) = (
-        seg["start_s"].as_f64().unwrap(),
-        seg["end_s"].as_f64().unwrap(),
-    );
+    let seg = v["jobs"][0]["segments"].as_array_mut().unwrap().last_mut().unwrap();
+    let (s, e) = (seg["start_s"].as_f64().unwrap(), seg["end_s"].as_f64().unwrap());
     seg["end_s"] = serde_json::json!((s + e) / 2.0);
     check(&write("short.json", &v), "does not finish");
     // Self-overlap: duplicate a job's first segment.
     let mut v = good.clone();
     let first = v["jobs"][1]["segments"][0].clone();
-    v["jobs"][1]["segments"]
-        .as_array_mut()
-        .unwrap()
-        .insert(0, first);
-    check(
-        &write("overlap.json", &v),
-        "overlaps the job's previous segment",
-    );
+    v["jobs"][1]["segments"].as_array_mut().unwrap().insert(0, first);
+    check(&write("overlap.json", &v), "overlaps the job's previous segment");
     // Over capacity: move every job onto node 0 for its whole life.
     let mut v = good.clone();
     for j in v["jobs"].as_array_mut().unwrap() {
@@ -340,7 +288,11 @@ fn planning_with_prediction_errors_reports_the_loss() {
 fn bad_inputs_name_the_file_line_and_column() {
     let dir = tempfile::tempdir().unwrap();
     let jobs = dir.path().join("jobs.csv");
-    std::fs::write(&jobs, "job_id,submit_time_s,job_type,batch_size,iterations,num_gpus\na,0,bert,32,100,1\nb,5,bert,32,100,abc\n").unwrap();
+    std::fs::write(
+        &jobs,
+        "job_id,submit_time_s,job_type,batch_size,iterations,num_gpus\na,0,bert,32,100,1\nb,5,bert,32,100,abc\n",
+    )
+    .unwrap();
     let j = jobs.to_str().unwrap();
     let err = fails(&[
         "plan",
@@ -403,14 +355,7 @@ fn foreign_job_and_throughput_formats_plan_and_verify() {
         cluster.to_str().unwrap(),
         gavel.to_str().unwrap(),
     ];
-    let inp = [
-        "--jobs",
-        inputs[0],
-        "--cluster",
-        inputs[1],
-        "--throughput",
-        inputs[2],
-    ];
+    let inp = ["--jobs", inputs[0], "--cluster", inputs[1], "--throughput", inputs[2]];
     let out = dir.path().join("h");
     let stdout = run_ok("plan", &inp, &["--out", out.to_str().unwrap()]);
     assert!(
@@ -432,14 +377,7 @@ fn foreign_job_and_throughput_formats_plan_and_verify() {
         return;
     };
     for (jobs, tag) in [(ef.as_str(), "ElasticFlow"), (itp.as_str(), "ITP raw")] {
-        let inp = [
-            "--jobs",
-            jobs,
-            "--cluster",
-            spec.as_str(),
-            "--throughput",
-            tp.as_str(),
-        ];
+        let inp = ["--jobs", jobs, "--cluster", spec.as_str(), "--throughput", tp.as_str()];
         let out = dir.path().join(tag.replace(' ', "_"));
         let stdout = run_ok(
             "plan",

@@ -32,10 +32,7 @@ fn probe_without_a_driver_fails_cleanly_with_its_own_code() {
             String::from_utf8_lossy(&out.stdout)
         );
     }
-    assert!(
-        !out_file.exists(),
-        "no profile may be written without a GPU"
-    );
+    assert!(!out_file.exists(), "no profile may be written without a GPU");
 }
 
 #[test]
@@ -43,13 +40,7 @@ fn probe_help_teaches_the_options() {
     let out = tracecast().args(["probe", "--help"]).output().unwrap();
     assert!(out.status.success());
     let help = String::from_utf8_lossy(&out.stdout);
-    for needle in [
-        "--out",
-        "--quick",
-        "--device",
-        "fixtures/hardware",
-        "exits with code 4",
-    ] {
+    for needle in ["--out", "--quick", "--device", "fixtures/hardware", "exits with code 4"] {
         assert!(help.contains(needle), "help lacks {needle}:\n{help}");
     }
 }

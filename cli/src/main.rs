@@ -24,7 +24,14 @@ const _: fn(arrow::datatypes::SchemaRef) -> datafusion::arrow::datatypes::Schema
 ///   tracecast sql --lake /data/lake "SELECT gpu_name, count(*) FROM traces GROUP BY 1"
 ///   tracecast features --lake /data/lake --window 16 --stride 4 --out /data/features
 #[derive(Parser)]
-#[command(name = "tracecast", version, about, long_about, propagate_version = true, verbatim_doc_comment)]
+#[command(
+    name = "tracecast",
+    version,
+    about,
+    long_about,
+    propagate_version = true,
+    verbatim_doc_comment
+)]
 struct Cli {
     /// More log output (-v info, -vv debug, -vvv trace). `RUST_LOG` overrides.
     #[arg(short, long, action = clap::ArgAction::Count, global = true)]

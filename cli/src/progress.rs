@@ -10,7 +10,9 @@ pub struct Ui {
 
 impl Ui {
     pub fn new(quiet: bool) -> Self {
-        Ui { show: !quiet && std::io::stderr().is_terminal() }
+        Ui {
+            show: !quiet && std::io::stderr().is_terminal(),
+        }
     }
 
     /// A bar counting `total` units of work; `unit` is `"files"`, `"bytes"`, ....

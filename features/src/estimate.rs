@@ -50,15 +50,49 @@ fn kind_of(name: &str) -> Kind {
         return Kind::Softmax;
     }
     const REDUCTIONS: [&str; 14] = [
-        "sum", "mean", "amax", "amin", "max", "min", "prod", "var", "std", "argmax", "argmin", "nll_loss",
-        "cross_entropy", "mse_loss",
+        "sum",
+        "mean",
+        "amax",
+        "amin",
+        "max",
+        "min",
+        "prod",
+        "var",
+        "std",
+        "argmax",
+        "argmin",
+        "nll_loss",
+        "cross_entropy",
+        "mse_loss",
     ];
-    if REDUCTIONS.iter().any(|r| op == *r || op.starts_with(&format!("{r}_")) || op.starts_with(&format!("{r}."))) {
+    if REDUCTIONS
+        .iter()
+        .any(|r| op == *r || op.starts_with(&format!("{r}_")) || op.starts_with(&format!("{r}.")))
+    {
         return Kind::Reduction;
     }
     const MOVES: [&str; 22] = [
-        "to", "_to_copy", "copy_", "contiguous", "clone", "cat", "stack", "index", "index_select", "embedding",
-        "gather", "scatter", "zero_", "fill_", "zeros", "ones", "empty", "full", "repeat", "pad", "constant_pad_nd",
+        "to",
+        "_to_copy",
+        "copy_",
+        "contiguous",
+        "clone",
+        "cat",
+        "stack",
+        "index",
+        "index_select",
+        "embedding",
+        "gather",
+        "scatter",
+        "zero_",
+        "fill_",
+        "zeros",
+        "ones",
+        "empty",
+        "full",
+        "repeat",
+        "pad",
+        "constant_pad_nd",
         "embedding_dense_backward",
     ];
     if MOVES.iter().any(|m| op == *m || op.starts_with(&format!("{m}_"))) {
@@ -71,7 +105,14 @@ fn kind_of(name: &str) -> Kind {
 pub fn dtype_size(dtype: &str) -> Option<i64> {
     let t = dtype.to_ascii_lowercase();
     Some(match t.as_str() {
-        _ if t.contains("float8") || t.contains("bool") || t.contains("char") || t.contains("byte") || t.contains("int8") => 1,
+        _ if t.contains("float8")
+            || t.contains("bool")
+            || t.contains("char")
+            || t.contains("byte")
+            || t.contains("int8") =>
+        {
+            1
+        }
         _ if t.contains("half") || t.contains("bfloat16") || t.contains("int16") || t == "short int" => 2,
         _ if t.contains("complex<double>") => 16,
         _ if t.contains("double") || t.contains("long") || t.contains("int64") || t.contains("complex") => 8,
@@ -87,7 +128,10 @@ fn numel(shape: &[i64]) -> f64 {
 impl Inputs<'_> {
     fn tensors(&self) -> impl Iterator<Item = (usize, &Vec<i64>)> {
         // An empty shape is a scalar or a non-tensor argument; no data to move.
-        self.shapes.iter().enumerate().filter_map(|(i, s)| s.as_ref().filter(|s| !s.is_empty()).map(|s| (i, s)))
+        self.shapes
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| s.as_ref().filter(|s| !s.is_empty()).map(|s| (i, s)))
     }
 
     fn elem(&self, i: usize) -> f64 {
@@ -114,7 +158,9 @@ impl Inputs<'_> {
     }
 
     fn largest(&self) -> Option<(usize, f64)> {
-        self.tensors().map(|(i, s)| (i, numel(s))).max_by(|a, b| a.1.total_cmp(&b.1))
+        self.tensors()
+            .map(|(i, s)| (i, numel(s)))
+            .max_by(|a, b| a.1.total_cmp(&b.1))
     }
 }
 
@@ -144,7 +190,9 @@ pub fn estimate(name: &str, inputs: &Inputs<'_>) -> Option<(f64, f64)> {
 /// `mm`, `addmm`, `bmm`, `baddbmm`, `matmul`: the last two tensor inputs are the factors.
 fn matmul(inputs: &Inputs<'_>) -> Option<(f64, f64)> {
     let tensors: Vec<(usize, &Vec<i64>)> = inputs.tensors().collect();
-    let [.., (ia, a), (ib, b)] = tensors.as_slice() else { return None };
+    let [.., (ia, a), (ib, b)] = tensors.as_slice() else {
+        return None;
+    };
     let (m, k) = match a.len() {
         1 => (1.0, a[0] as f64),
         n => (a[n - 2] as f64, a[n - 1] as f64),
@@ -166,7 +214,10 @@ fn linear(inputs: &Inputs<'_>) -> Option<(f64, f64)> {
     let n = *w.first()? as f64;
     let m = numel(rows);
     let k = k as f64;
-    Some((2.0 * m * k * n, m * k * inputs.elem(ix) + n * k * inputs.elem(iw) + m * n * inputs.elem(ix)))
+    Some((
+        2.0 * m * k * n,
+        m * k * inputs.elem(ix) + n * k * inputs.elem(iw) + m * n * inputs.elem(ix),
+    ))
 }
 
 /// Convolutions: forward `(input [N, C, spatial..], weight [O, C/g, kernel..])`;
@@ -174,10 +225,14 @@ fn linear(inputs: &Inputs<'_>) -> Option<(f64, f64)> {
 fn conv(inputs: &Inputs<'_>, backward: bool) -> Option<(f64, f64)> {
     let tensors: Vec<(usize, &Vec<i64>)> = inputs.tensors().collect();
     let (out_spatial, x, w) = if backward {
-        let [(_, g), (_, x), (_, w), ..] = tensors.as_slice() else { return None };
+        let [(_, g), (_, x), (_, w), ..] = tensors.as_slice() else {
+            return None;
+        };
         (numel(g.get(2..)?), *x, *w)
     } else {
-        let [(_, x), (_, w), ..] = tensors.as_slice() else { return None };
+        let [(_, x), (_, w), ..] = tensors.as_slice() else {
+            return None;
+        };
         (numel(x.get(2..)?), *x, *w)
     };
     if x.len() < 3 || w.len() < 3 {
@@ -188,7 +243,11 @@ fn conv(inputs: &Inputs<'_>, backward: bool) -> Option<(f64, f64)> {
     let forward = 2.0 * batch * out_spatial * out_channels * in_per_group * kernel;
     let e = inputs.elem(tensors[0].0);
     let bytes = (numel(x) + numel(w) + batch * out_channels * out_spatial) * e;
-    Some(if backward { (2.0 * forward, 2.0 * bytes) } else { (forward, bytes) })
+    Some(if backward {
+        (2.0 * forward, 2.0 * bytes)
+    } else {
+        (forward, bytes)
+    })
 }
 
 /// Attention `(q [B, H, L, D], k [B, H, S, D], v, ..)`: QK^T and PV; backward about twice that.
@@ -204,7 +263,11 @@ fn attention(inputs: &Inputs<'_>, backward: bool) -> Option<(f64, f64)> {
     let heads = numel(&q[..q.len() - 2]);
     let forward = 4.0 * heads * l * s * d;
     let bytes = inputs.input_bytes() + numel(q) * inputs.elem(iq);
-    Some(if backward { (2.0 * forward, 2.0 * bytes) } else { (forward, bytes) })
+    Some(if backward {
+        (2.0 * forward, 2.0 * bytes)
+    } else {
+        (forward, bytes)
+    })
 }
 
 /// A stable 31-bit code for a name (FNV-1a), the same in every run and trace.
@@ -224,23 +287,44 @@ mod tests {
     fn est(name: &str, shapes: &[&[i64]], types: &[&str]) -> (f64, f64) {
         let shapes: Vec<Option<Vec<i64>>> = shapes.iter().map(|s| Some(s.to_vec())).collect();
         let types: Vec<Option<&str>> = types.iter().map(|t| Some(*t)).collect();
-        estimate(name, &Inputs { shapes: &shapes, types: &types }).unwrap()
+        estimate(
+            name,
+            &Inputs {
+                shapes: &shapes,
+                types: &types,
+            },
+        )
+        .unwrap()
     }
 
     #[test]
     fn matmuls_count_two_flops_per_multiply_add() {
-        assert_eq!(est("aten::mm", &[&[64, 128], &[128, 32]], &["float", "float"]).0, 2.0 * 64.0 * 128.0 * 32.0);
+        assert_eq!(
+            est("aten::mm", &[&[64, 128], &[128, 32]], &["float", "float"]).0,
+            2.0 * 64.0 * 128.0 * 32.0
+        );
         // addmm(bias, a, b): the bias is not a factor.
         let (flops, bytes) = est("aten::addmm", &[&[32], &[64, 128], &[128, 32]], &["float"; 3]);
         assert_eq!(flops, 2.0 * 64.0 * 128.0 * 32.0);
         assert_eq!(bytes, (64.0 * 128.0 + 128.0 * 32.0 + 64.0 * 32.0) * 4.0);
-        assert_eq!(est("aten::bmm", &[&[8, 64, 128], &[8, 128, 32]], &["c10::BFloat16"; 2]).0, 8.0 * 2.0 * 64.0 * 128.0 * 32.0);
-        assert_eq!(est("aten::linear", &[&[4, 16, 512], &[1024, 512], &[1024]], &["float"; 3]).0, 2.0 * 64.0 * 512.0 * 1024.0);
+        assert_eq!(
+            est("aten::bmm", &[&[8, 64, 128], &[8, 128, 32]], &["c10::BFloat16"; 2]).0,
+            8.0 * 2.0 * 64.0 * 128.0 * 32.0
+        );
+        assert_eq!(
+            est("aten::linear", &[&[4, 16, 512], &[1024, 512], &[1024]], &["float"; 3]).0,
+            2.0 * 64.0 * 512.0 * 1024.0
+        );
     }
 
     #[test]
     fn convolutions_use_the_weight_and_the_gradient_shape() {
-        let forward = est("aten::cudnn_convolution", &[&[32, 64, 56, 56], &[128, 64, 3, 3]], &["float"; 2]).0;
+        let forward = est(
+            "aten::cudnn_convolution",
+            &[&[32, 64, 56, 56], &[128, 64, 3, 3]],
+            &["float"; 2],
+        )
+        .0;
         assert_eq!(forward, 2.0 * 32.0 * 56.0 * 56.0 * 128.0 * 64.0 * 9.0);
         let backward = est(
             "aten::convolution_backward",
@@ -254,7 +338,15 @@ mod tests {
     #[test]
     fn attention_elementwise_and_copies() {
         let q: &[i64] = &[2, 8, 128, 64];
-        assert_eq!(est("aten::_scaled_dot_product_flash_attention", &[q, q, q], &["c10::Half"; 3]).0, 4.0 * 16.0 * 128.0 * 128.0 * 64.0);
+        assert_eq!(
+            est(
+                "aten::_scaled_dot_product_flash_attention",
+                &[q, q, q],
+                &["c10::Half"; 3]
+            )
+            .0,
+            4.0 * 16.0 * 128.0 * 128.0 * 64.0
+        );
         let (flops, bytes) = est("aten::add_", &[&[1000], &[1000]], &["float", "float"]);
         assert_eq!((flops, bytes), (1000.0, 3.0 * 4000.0));
         assert_eq!(est("aten::copy_", &[&[10], &[10]], &["c10::Half", "float"]).0, 0.0);
@@ -263,7 +355,16 @@ mod tests {
 
     #[test]
     fn no_shapes_no_estimate_and_scalars_are_not_tensors() {
-        assert!(estimate("aten::mm", &Inputs { shapes: &[None, Some(vec![])], types: &[None, None] }).is_none());
+        assert!(
+            estimate(
+                "aten::mm",
+                &Inputs {
+                    shapes: &[None, Some(vec![])],
+                    types: &[None, None]
+                }
+            )
+            .is_none()
+        );
         assert_eq!(dtype_size("c10::BFloat16"), Some(2));
         assert_eq!(dtype_size("long int"), Some(8));
         assert_eq!(dtype_size("Scalar"), None);

@@ -9,9 +9,9 @@ mod pipeline;
 mod template;
 mod udf;
 
-pub use lake::{open_lake, table_names, LakeOptions};
+pub use lake::{LakeOptions, open_lake, table_names};
 pub use manifest::{Manifest, SkippedTrace, TraceEntry};
-pub use pipeline::{build_features, pipeline_sql, FeatureRun, FeatureSummary};
+pub use pipeline::{FeatureRun, FeatureSummary, build_features, pipeline_sql};
 
 /// The largest window: W per-position column groups make wide rows.
 pub const MAX_WINDOW: usize = 64;
@@ -56,14 +56,23 @@ pub enum FeaturesError {
     NoLake(String),
     #[error("{0}: the lake has no traces (run `tracecast ingest ... --lake {0}` first)")]
     EmptyLake(String),
-    #[error("W={window} S={stride} is not a window shape tracecast can tile with: {reason} (e.g. --window 16 --stride 4)")]
-    WindowShape { window: usize, stride: usize, reason: &'static str },
+    #[error(
+        "W={window} S={stride} is not a window shape tracecast can tile with: {reason} (e.g. --window 16 --stride 4)"
+    )]
+    WindowShape {
+        window: usize,
+        stride: usize,
+        reason: &'static str,
+    },
     #[error("{dir}: {reason}")]
     BadOutput { dir: String, reason: String },
     #[error("{file}: {reason}")]
     Template { file: String, reason: String },
     #[error("{file}: {source}")]
-    Sql { file: String, source: Box<datafusion::error::DataFusionError> },
+    Sql {
+        file: String,
+        source: Box<datafusion::error::DataFusionError>,
+    },
     #[error("{path}: {source}")]
     Io { path: String, source: std::io::Error },
     #[error("{0}")]

@@ -69,10 +69,17 @@ impl Manifest {
         let text = match std::fs::read_to_string(&path) {
             Ok(text) => text,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => return Err(FeaturesError::Io { path: path.display().to_string(), source }),
+            Err(source) => {
+                return Err(FeaturesError::Io {
+                    path: path.display().to_string(),
+                    source,
+                });
+            }
         };
-        let manifest: Manifest = serde_json::from_str(&text)
-            .map_err(|e| FeaturesError::BadOutput { dir: dir.display().to_string(), reason: format!("{FILE}: {e}") })?;
+        let manifest: Manifest = serde_json::from_str(&text).map_err(|e| FeaturesError::BadOutput {
+            dir: dir.display().to_string(),
+            reason: format!("{FILE}: {e}"),
+        })?;
         if manifest.format != MANIFEST_FORMAT || manifest.format_version != FORMAT_VERSION {
             return Err(FeaturesError::BadOutput {
                 dir: dir.display().to_string(),
@@ -92,6 +99,9 @@ impl Manifest {
         let text = serde_json::to_string_pretty(self).expect("the manifest serialises");
         std::fs::write(&tmp, text + "\n")
             .and_then(|_| std::fs::rename(&tmp, &path))
-            .map_err(|source| FeaturesError::Io { path: path.display().to_string(), source })
+            .map_err(|source| FeaturesError::Io {
+                path: path.display().to_string(),
+                source,
+            })
     }
 }

@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray, StringArray};
-use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::datatypes::{Int64Type, Schema, SchemaRef};
+use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::datasource::MemTable;
 use datafusion::logical_expr::{cast, ident};
 use datafusion::parquet::arrow::ArrowWriter;
@@ -16,10 +16,10 @@ use datafusion::parquet::basic::{Compression, ZstdLevel};
 use datafusion::parquet::file::properties::WriterProperties;
 use datafusion::prelude::{DataFrame, ParquetReadOptions, SessionContext};
 use futures::StreamExt;
-use tracecast_schemas::features::{window_schema, FEATURE_STEPS};
+use tracecast_schemas::features::{FEATURE_STEPS, window_schema};
 
 use crate::manifest::{Manifest, RunEntry, SkippedTrace, TraceEntry};
-use crate::{open_lake, template, FeaturesError, LakeOptions, WindowSpec};
+use crate::{FeaturesError, LakeOptions, WindowSpec, open_lake, template};
 
 /// One `features` run.
 pub struct FeatureRun<'a> {
@@ -72,9 +72,16 @@ pub async fn build_features(run: &FeatureRun<'_>) -> Result<FeatureSummary, Feat
     }
     let mut manifest = prepare_output(out, &run.spec)?;
 
-    let known: HashSet<&str> =
-        manifest.traces.iter().map(|t| t.trace_id.as_str()).chain(manifest.skipped.iter().map(|t| t.trace_id.as_str())).collect();
-    let mut summary = FeatureSummary { already_done: manifest.traces.len(), ..FeatureSummary::default() };
+    let known: HashSet<&str> = manifest
+        .traces
+        .iter()
+        .map(|t| t.trace_id.as_str())
+        .chain(manifest.skipped.iter().map(|t| t.trace_id.as_str()))
+        .collect();
+    let mut summary = FeatureSummary {
+        already_done: manifest.traces.len(),
+        ..FeatureSummary::default()
+    };
     let mut selected = Vec::new();
     for t in lake_traces.iter().filter(|t| !known.contains(t.trace_id.as_str())) {
         match unusable(t) {
@@ -117,11 +124,17 @@ pub async fn build_features(run: &FeatureRun<'_>) -> Result<FeatureSummary, Feat
         tracing::debug!("{} windows written in {:?}", summary.windows, started.elapsed());
 
         let read = ParquetReadOptions::default().schema(&schema);
-        ctx.register_parquet("fx_new_windows", windows_path.display().to_string(), read).await?;
+        ctx.register_parquet("fx_new_windows", windows_path.display().to_string(), read)
+            .await?;
         run_statements(&ctx, &steps_sql.0, &steps_sql.1).await?;
         let steps_path = out.join(STEPS_DIR).join(format!("part-{run_id}.parquet"));
         let steps_schema = FEATURE_STEPS.schema();
-        let steps = conform(ctx.table("fx_steps").await?.sort_by(vec![ident("trace_id"), ident("step_id")])?, &steps_schema)?;
+        let steps = conform(
+            ctx.table("fx_steps")
+                .await?
+                .sort_by(vec![ident("trace_id"), ident("step_id")])?,
+            &steps_schema,
+        )?;
         write_parquet(steps.clone(), &steps_schema, &steps_path, &|_| {}).await?;
 
         let per_trace = per_trace_counts(steps).await?;
@@ -203,7 +216,10 @@ fn prepare_output(out: &Path, spec: &WindowSpec) -> Result<Manifest, FeaturesErr
             if foreign {
                 return Err(FeaturesError::BadOutput {
                     dir: out.display().to_string(),
-                    reason: format!("not empty and has no {}: not a tracecast feature directory", crate::manifest::FILE),
+                    reason: format!(
+                        "not empty and has no {}: not a tracecast feature directory",
+                        crate::manifest::FILE
+                    ),
                 });
             }
             Manifest::new(spec.window, spec.stride)
@@ -262,17 +278,26 @@ async fn run_statements(ctx: &SessionContext, file: &str, sql: &str) -> Result<(
     for statement in sql.split(';').map(str::trim).filter(|s| !s.is_empty()) {
         ctx.sql(statement)
             .await
-            .map_err(|e| FeaturesError::Sql { file: file.to_string(), source: Box::new(e) })?
+            .map_err(|e| FeaturesError::Sql {
+                file: file.to_string(),
+                source: Box::new(e),
+            })?
             .collect()
             .await
-            .map_err(|e| FeaturesError::Sql { file: file.to_string(), source: Box::new(e) })?;
+            .map_err(|e| FeaturesError::Sql {
+                file: file.to_string(),
+                source: Box::new(e),
+            })?;
     }
     Ok(())
 }
 
 /// The frame with exactly the schema's columns, in its order and types.
 fn conform(frame: DataFrame, schema: &SchemaRef) -> Result<DataFrame, FeaturesError> {
-    let columns = schema.fields().iter().map(|f| cast(ident(f.name()), f.data_type().clone()).alias(f.name()));
+    let columns = schema
+        .fields()
+        .iter()
+        .map(|f| cast(ident(f.name()), f.data_type().clone()).alias(f.name()));
     Ok(frame.select(columns.collect::<Vec<_>>())?)
 }
 
@@ -285,7 +310,10 @@ async fn write_parquet(
     progress: &(dyn Fn(u64) + Sync),
 ) -> Result<u64, FeaturesError> {
     let tmp = path.with_extension("parquet.tmp");
-    let io = |source| FeaturesError::Io { path: tmp.display().to_string(), source };
+    let io = |source| FeaturesError::Io {
+        path: tmp.display().to_string(),
+        source,
+    };
     let parquet = |e: datafusion::parquet::errors::ParquetError| FeaturesError::Io {
         path: tmp.display().to_string(),
         source: std::io::Error::other(e),
@@ -293,7 +321,8 @@ async fn write_parquet(
     let props = WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).expect("valid level")))
         .build();
-    let mut writer = ArrowWriter::try_new(File::create(&tmp).map_err(io)?, schema.clone(), Some(props)).map_err(parquet)?;
+    let mut writer =
+        ArrowWriter::try_new(File::create(&tmp).map_err(io)?, schema.clone(), Some(props)).map_err(parquet)?;
     let started = std::time::Instant::now();
     let mut stream = frame.execute_stream().await?;
     tracing::debug!("{}: planned in {:?}", path.display(), started.elapsed());
@@ -316,8 +345,14 @@ async fn per_trace_counts(steps: DataFrame) -> Result<HashMap<String, (u64, u64,
     let mut counts: HashMap<String, (u64, u64, u64)> = HashMap::new();
     for batch in steps.collect().await? {
         let ids = batch.column_by_name("trace_id").expect("conformed").as_string::<i32>();
-        let windows = batch.column_by_name("window_count").expect("conformed").as_primitive::<Int64Type>();
-        let items = batch.column_by_name("item_count").expect("conformed").as_primitive::<Int64Type>();
+        let windows = batch
+            .column_by_name("window_count")
+            .expect("conformed")
+            .as_primitive::<Int64Type>();
+        let items = batch
+            .column_by_name("item_count")
+            .expect("conformed")
+            .as_primitive::<Int64Type>();
         for i in 0..batch.num_rows() {
             let entry = counts.entry(ids.value(i).to_string()).or_default();
             entry.0 += 1;
@@ -329,5 +364,8 @@ async fn per_trace_counts(steps: DataFrame) -> Result<HashMap<String, (u64, u64,
 }
 
 fn now_ms() -> u128 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis()).unwrap_or(0)
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0)
 }

@@ -26,7 +26,10 @@ pub fn load(dir: Option<&Path>) -> Result<Vec<(String, String)>, FeaturesError> 
                 let path = dir.join(name);
                 std::fs::read_to_string(&path)
                     .map(|text| (name.to_string(), text))
-                    .map_err(|source| FeaturesError::Io { path: path.display().to_string(), source })
+                    .map_err(|source| FeaturesError::Io {
+                        path: path.display().to_string(),
+                        source,
+                    })
             }
         })
         .collect()
@@ -46,11 +49,16 @@ pub fn expand(name: &str, text: &str, spec: &WindowSpec) -> Result<String, Featu
         if trimmed == BEGIN {
             block = Some(Vec::new());
         } else if trimmed == END {
-            let lines = block.take().ok_or_else(|| template_error(name, "`-- @end` without `-- @each position`"))?;
+            let lines = block
+                .take()
+                .ok_or_else(|| template_error(name, "`-- @end` without `-- @each position`"))?;
             for p in 0..spec.window {
                 for l in &lines {
                     let off = p as i64 - pad as i64;
-                    out.push_str(&l.replace("{{p}}", &format!("{p:02}")).replace("{{off}}", &off.to_string()));
+                    out.push_str(
+                        &l.replace("{{p}}", &format!("{p:02}"))
+                            .replace("{{off}}", &off.to_string()),
+                    );
                     out.push('\n');
                 }
             }
@@ -100,8 +108,10 @@ fn sum_over(file: &str, text: &str, opening: &str, positions: std::ops::Range<us
             })
             .ok_or_else(|| template_error(file, &format!("`{opening}` without its closing parenthesis")))?;
         let body = &rest[body_start..body_end];
-        let terms: Vec<String> =
-            positions.clone().map(|p| format!("COALESCE({}, 0)", body.replace("{{p}}", &format!("{p:02}")))).collect();
+        let terms: Vec<String> = positions
+            .clone()
+            .map(|p| format!("COALESCE({}, 0)", body.replace("{{p}}", &format!("{p:02}"))))
+            .collect();
         out.push('(');
         out.push_str(&terms.join(" + "));
         out.push(')');
@@ -112,7 +122,10 @@ fn sum_over(file: &str, text: &str, opening: &str, positions: std::ops::Range<us
 }
 
 fn template_error(file: &str, reason: &str) -> FeaturesError {
-    FeaturesError::Template { file: file.to_string(), reason: reason.to_string() }
+    FeaturesError::Template {
+        file: file.to_string(),
+        reason: reason.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -139,7 +152,9 @@ mod tests {
         let spec = WindowSpec::new(4, 2).unwrap();
         let err = expand("x.sql", "SELECT {{Q}}", &spec).unwrap_err().to_string();
         assert!(err.contains("x.sql") && err.contains("{{Q}}"), "{err}");
-        let err = expand("y.sql", "-- @each position\nSELECT 1", &spec).unwrap_err().to_string();
+        let err = expand("y.sql", "-- @each position\nSELECT 1", &spec)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("y.sql"), "{err}");
     }
 }

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, Float64Array, Int32Array, ListArray};
 use datafusion::arrow::datatypes::{DataType, Int64Type};
 use datafusion::error::Result;
-use datafusion::logical_expr::{create_udf, ColumnarValue, ScalarUDF, Volatility};
+use datafusion::logical_expr::{ColumnarValue, ScalarUDF, Volatility, create_udf};
 use datafusion::prelude::SessionContext;
 use tracecast_schemas::ColType;
 
-use crate::estimate::{estimate, stable_code, Inputs};
+use crate::estimate::{Inputs, estimate, stable_code};
 
 /// Registers every function on the session.
 pub fn register(ctx: &SessionContext) {
@@ -38,7 +38,11 @@ fn shapes_at(dims: &ListArray, row: usize) -> Vec<Option<Vec<i64>>> {
         .map(|i| {
             (!inner.is_null(i)).then(|| {
                 let shape = inner.value(i);
-                shape.as_primitive::<Int64Type>().iter().map(|d| d.unwrap_or(0)).collect()
+                shape
+                    .as_primitive::<Int64Type>()
+                    .iter()
+                    .map(|d| d.unwrap_or(0))
+                    .collect()
             })
         })
         .collect()
@@ -63,7 +67,13 @@ fn per_row<T>(
             Some(s) => s.iter().collect(),
             None => Vec::new(),
         };
-        out.push(f(row, &Inputs { shapes: &shapes, types: &names }));
+        out.push(f(
+            row,
+            &Inputs {
+                shapes: &shapes,
+                types: &names,
+            },
+        ));
     }
     Ok(ColumnarValue::Array(build(out)))
 }
@@ -81,7 +91,12 @@ fn estimate_udf(name: &str, pick: fn((f64, f64)) -> f64) -> ScalarUDF {
                 &arrays,
                 1,
                 Some(2),
-                |row, inputs| (!names.is_null(row)).then(|| estimate(names.value(row), inputs)).flatten().map(pick),
+                |row, inputs| {
+                    (!names.is_null(row))
+                        .then(|| estimate(names.value(row), inputs))
+                        .flatten()
+                        .map(pick)
+                },
                 |v| Arc::new(Float64Array::from(v)),
             )
         }),

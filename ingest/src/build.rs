@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use crate::comm;
 use crate::json::lenient::Scalar;
-use crate::json::{self, time::micros_text_to_ns, EventSink, ParseError, RawDevice, RawEtNode, RawEvent, RawFile};
+use crate::json::{self, EventSink, ParseError, RawDevice, RawEtNode, RawEvent, RawFile, time::micros_text_to_ns};
 use crate::model::*;
 
 /// Parses and links one trace file's (decompressed) bytes. Large Kineto
@@ -14,7 +14,10 @@ use crate::model::*;
 pub fn parse_and_build(bytes: &[u8]) -> Result<Trace<'_>, ParseError> {
     let text = json::text(bytes)?;
     if let Some(cut) = json::split::plan(text) {
-        let (mut first, mut second) = (KinetoBuilder::sized(text.len() / 2), KinetoBuilder::sized(text.len() / 2));
+        let (mut first, mut second) = (
+            KinetoBuilder::sized(text.len() / 2),
+            KinetoBuilder::sized(text.len() / 2),
+        );
         if let Some(raw) = json::split::parse_halves(text, &cut, &mut first, &mut second) {
             first.absorb(second);
             return Ok(first.finish(raw));
@@ -23,7 +26,11 @@ pub fn parse_and_build(bytes: &[u8]) -> Result<Trace<'_>, ParseError> {
     }
     let mut builder = KinetoBuilder::sized(text.len());
     let raw = json::parse_text(text, &mut builder)?;
-    Ok(if raw.et_nodes.is_some() { build_et(raw) } else { builder.finish(raw) })
+    Ok(if raw.et_nodes.is_some() {
+        build_et(raw)
+    } else {
+        builder.finish(raw)
+    })
 }
 
 enum Kind {
@@ -83,8 +90,12 @@ impl<'a> EventSink<'a> for KinetoBuilder<'a> {
         if event.ph.as_deref() != Some("X") {
             return;
         }
-        let Some(kind) = event.cat.as_deref().and_then(kind_of) else { return };
-        let Some(start_ns) = event.ts.and_then(|t| micros_text_to_ns(t.get())) else { return };
+        let Some(kind) = event.cat.as_deref().and_then(kind_of) else {
+            return;
+        };
+        let Some(start_ns) = event.ts.and_then(|t| micros_text_to_ns(t.get())) else {
+            return;
+        };
         let dur_ns = event.dur.and_then(|d| micros_text_to_ns(d.get())).unwrap_or(0).max(0);
         self.first_ns = Some(self.first_ns.map_or(start_ns, |f| f.min(start_ns)));
         self.last_ns = Some(self.last_ns.map_or(start_ns + dur_ns, |l| l.max(start_ns + dur_ns)));
@@ -198,7 +209,15 @@ impl<'a> KinetoBuilder<'a> {
     }
 
     fn finish(self, raw: RawFile<'a>) -> Trace<'a> {
-        let KinetoBuilder { legacy_categories, mut ops, mut launches, mut kernels, mut memcpys, first_ns, last_ns } = self;
+        let KinetoBuilder {
+            legacy_categories,
+            mut ops,
+            mut launches,
+            mut kernels,
+            mut memcpys,
+            first_ns,
+            last_ns,
+        } = self;
         let base = raw.base_time_ns.unwrap_or(0);
         if base != 0 {
             ops.iter_mut().for_each(|o| o.start_ns += base);
@@ -265,7 +284,10 @@ fn most_common(values: impl Iterator<Item = i64>) -> Option<i64> {
     for v in values {
         *counts.entry(v).or_default() += 1;
     }
-    counts.into_iter().max_by_key(|&(v, n)| (n, std::cmp::Reverse(v))).map(|(v, _)| v)
+    counts
+        .into_iter()
+        .max_by_key(|&(v, n)| (n, std::cmp::Reverse(v)))
+        .map(|(v, _)| v)
 }
 
 fn build_et(raw: RawFile<'_>) -> Trace<'_> {
@@ -342,4 +364,3 @@ fn et_node(raw: RawEtNode<'_>) -> EtNode<'_> {
         || node.name == "record_param_comms";
     node
 }
-

@@ -104,8 +104,14 @@ mod tests {
     #[test]
     fn names_classify() {
         for (name, want) in [
-            ("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", "all_reduce"),
-            ("ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "all_gather"),
+            (
+                "ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)",
+                "all_reduce",
+            ),
+            (
+                "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                "all_gather",
+            ),
             ("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(...)", "reduce_scatter"),
             ("ncclKernel_SendRecv_RING_SIMPLE_Sum_int8_t(...)", "send_recv"),
             ("ncclDevKernel_Broadcast_RING_LL(...)", "broadcast"),
@@ -116,7 +122,9 @@ mod tests {
             assert!(is_communication_name(name), "{name}");
             assert_eq!(normalise(name), Some(want), "{name}");
         }
-        assert!(!is_communication_name("void at::native::vectorized_elementwise_kernel<4>(...)"));
+        assert!(!is_communication_name(
+            "void at::native::vectorized_elementwise_kernel<4>(...)"
+        ));
         assert!(!is_communication_name("ampere_sgemm_128x64_tn"));
     }
 

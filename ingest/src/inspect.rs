@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::model::{Trace, Kernel};
+use crate::model::{Kernel, Trace};
 
 #[derive(Debug, Serialize)]
 pub struct TraceSummary {
@@ -64,7 +64,11 @@ pub fn summarize(t: &Trace<'_>, top: usize) -> TraceSummary {
     let unlinked = t.kernels.iter().filter(|k| k.launch.is_none()).count() as f64;
     let with_op = t.kernels.iter().filter(|k| k.op.is_some()).count() as f64;
 
-    let top_kernels = top_by(t.kernels.iter().map(|k| (k.name.as_ref(), k.dur_ns)), total_kernel_ns, top);
+    let top_kernels = top_by(
+        t.kernels.iter().map(|k| (k.name.as_ref(), k.dur_ns)),
+        total_kernel_ns,
+        top,
+    );
     let op_name = |k: &Kernel<'_>| k.op.map_or("(no operator)", |o| t.ops[o].name.as_ref());
     let top_ops = top_by(t.kernels.iter().map(|k| (op_name(k), k.dur_ns)), total_kernel_ns, top);
 

@@ -20,7 +20,7 @@ use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::WriterProperties;
 use rayon::prelude::*;
-use tracecast_schemas::{lake, TableDef};
+use tracecast_schemas::{TableDef, lake};
 
 const STAGING: &str = "_staging";
 const MARKER: &str = "COMMITTED";
@@ -31,17 +31,26 @@ pub enum LakeError {
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: io::Error },
     #[error("{path}: {source}")]
-    Parquet { path: PathBuf, source: parquet::errors::ParquetError },
+    Parquet {
+        path: PathBuf,
+        source: parquet::errors::ParquetError,
+    },
     #[error("{0}: another `tracecast ingest` is writing to this lake")]
     Busy(PathBuf),
 }
 
 fn io_err(path: &Path) -> impl FnOnce(io::Error) -> LakeError + '_ {
-    move |source| LakeError::Io { path: path.to_path_buf(), source }
+    move |source| LakeError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 fn pq_err(path: &Path) -> impl FnOnce(parquet::errors::ParquetError) -> LakeError + '_ {
-    move |source| LakeError::Parquet { path: path.to_path_buf(), source }
+    move |source| LakeError::Parquet {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// A lake opened for writing; holds the lake's lock until dropped.
@@ -70,8 +79,15 @@ impl Lake {
             .num_threads(threads)
             .thread_name(|i| format!("parquet-encoder-{i}"))
             .build()
-            .map_err(|e| LakeError::Io { path: root.to_path_buf(), source: io::Error::other(e) })?;
-        let lake = Lake { root: root.to_path_buf(), _lock: lock, encoders: Arc::new(encoders) };
+            .map_err(|e| LakeError::Io {
+                path: root.to_path_buf(),
+                source: io::Error::other(e),
+            })?;
+        let lake = Lake {
+            root: root.to_path_buf(),
+            _lock: lock,
+            encoders: Arc::new(encoders),
+        };
         lake.recover()?;
         Ok(lake)
     }
@@ -82,7 +98,9 @@ impl Lake {
 
     fn recover(&self) -> Result<(), LakeError> {
         let staging = self.root.join(STAGING);
-        let Ok(entries) = fs::read_dir(&staging) else { return Ok(()) };
+        let Ok(entries) = fs::read_dir(&staging) else {
+            return Ok(());
+        };
         let mut chunks: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
         chunks.sort();
         for chunk in chunks {
@@ -90,7 +108,10 @@ impl Lake {
                 tracing::warn!("finishing chunk {} left by an interrupted run", chunk.display());
                 publish(&self.root, &chunk)?;
             } else {
-                tracing::warn!("discarding uncommitted chunk {} left by an interrupted run", chunk.display());
+                tracing::warn!(
+                    "discarding uncommitted chunk {} left by an interrupted run",
+                    chunk.display()
+                );
                 fs::remove_dir_all(&chunk).map_err(io_err(&chunk))?;
             }
         }
@@ -138,15 +159,21 @@ fn read_strings(
         let file = File::open(&path).map_err(io_err(&path))?;
         let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(pq_err(&path))?;
         let schema = builder.parquet_schema();
-        let wanted: Vec<usize> = [Some(column), def.columns.iter().any(|c| c.name == "outcome").then_some("outcome")]
-            .into_iter()
-            .flatten()
-            .filter_map(|name| schema.columns().iter().position(|c| c.name() == name))
-            .collect();
+        let wanted: Vec<usize> = [
+            Some(column),
+            def.columns.iter().any(|c| c.name == "outcome").then_some("outcome"),
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(|name| schema.columns().iter().position(|c| c.name() == name))
+        .collect();
         let mask = ProjectionMask::leaves(schema, wanted);
         let reader = builder.with_projection(mask).build().map_err(pq_err(&path))?;
         for batch in reader {
-            let batch = batch.map_err(|e| LakeError::Parquet { path: path.clone(), source: e.into() })?;
+            let batch = batch.map_err(|e| LakeError::Parquet {
+                path: path.clone(),
+                source: e.into(),
+            })?;
             let values = string_column(&batch, column);
             let outcomes = string_column(&batch, "outcome");
             for row in 0..batch.num_rows() {
@@ -224,9 +251,8 @@ impl ChunkWriter {
             .map(|(pos, batch)| (writers[pos].take().expect("one batch per table"), batch))
             .collect();
         self.encoders.install(|| {
-            jobs.into_par_iter().try_for_each(|((def, writer), batch)| {
-                writer.write(batch).map_err(|e| pq_err(&dir.join(def.name))(e))
-            })
+            jobs.into_par_iter()
+                .try_for_each(|((def, writer), batch)| writer.write(batch).map_err(|e| pq_err(&dir.join(def.name))(e)))
         })
     }
 
@@ -243,7 +269,9 @@ impl ChunkWriter {
             })
         })?;
         let marker_tmp = self.dir.join(format!("{MARKER}.tmp"));
-        File::create(&marker_tmp).and_then(|f| f.sync_all()).map_err(io_err(&marker_tmp))?;
+        File::create(&marker_tmp)
+            .and_then(|f| f.sync_all())
+            .map_err(io_err(&marker_tmp))?;
         fs::rename(&marker_tmp, self.dir.join(MARKER)).map_err(io_err(&marker_tmp))?;
         publish(&self.lake_root, &self.dir)
     }

@@ -19,7 +19,7 @@ pub mod synth;
 
 use std::path::{Path, PathBuf};
 
-pub use pipeline::{ingest, IngestOptions, IngestSummary, Progress};
+pub use pipeline::{IngestOptions, IngestSummary, Progress, ingest};
 
 #[derive(Debug, thiserror::Error)]
 pub enum IngestError {
@@ -38,8 +38,14 @@ pub fn read_traces(
     path: &Path,
     mut each: impl FnMut(Option<&str>, Result<&model::Trace<'_>, String>),
 ) -> Result<(), IngestError> {
-    let bytes = std::fs::read(path).map_err(|source| IngestError::Input { path: path.to_path_buf(), source })?;
-    let unreadable = |reason: String| IngestError::Unreadable { path: path.to_path_buf(), reason };
+    let bytes = std::fs::read(path).map_err(|source| IngestError::Input {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let unreadable = |reason: String| IngestError::Unreadable {
+        path: path.to_path_buf(),
+        reason,
+    };
     match source::open(&bytes).map_err(|e| unreadable(e.to_string()))? {
         source::Contents::Single => with_trace(&bytes, |t| each(None, t)),
         source::Contents::Archive(mut archive) => {

@@ -27,8 +27,7 @@ fn nest_ops_and_launches(trace: &mut Trace<'_>) {
     let mut stacks: HashMap<(Option<i64>, Option<i64>), Vec<usize>> = HashMap::new();
     let (mut oi, mut li) = (0, 0);
     while oi < ops.len() || li < launches.len() {
-        let take_op = li >= launches.len()
-            || (oi < ops.len() && ops[oi].start_ns <= launches[li].start_ns);
+        let take_op = li >= launches.len() || (oi < ops.len() && ops[oi].start_ns <= launches[li].start_ns);
         if take_op {
             let op = &ops[oi];
             let (start, key) = (op.start_ns, (op.pid, op.tid));
@@ -90,10 +89,7 @@ fn find_steps<'a>(ops: &[Op<'a>]) -> Vec<Step<'a>> {
     if steps.is_empty() {
         steps = ops
             .iter()
-            .filter(|o| {
-                o.name.starts_with("[param|")
-                    && (o.name.contains("|warmup|") || o.name.contains("|measure|"))
-            })
+            .filter(|o| o.name.starts_with("[param|") && (o.name.contains("|warmup|") || o.name.contains("|measure|")))
             .map(|o| span(o, None, StepSource::ParamAnnotation))
             .collect();
     }

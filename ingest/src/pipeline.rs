@@ -4,17 +4,17 @@
 use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use rayon::prelude::*;
 use tracecast_schemas::lake as tables;
 
 use crate::batches::{self, Identity, LogRow, TraceBatches};
+use crate::json::ParseError;
 use crate::lake::{Lake, LakeError};
 use crate::source::{self, Contents, InputFile};
-use crate::json::ParseError;
-use crate::{build, IngestError};
+use crate::{IngestError, build};
 
 /// Tuning for an ingest run.
 #[derive(Debug, Clone)]
@@ -53,13 +53,21 @@ pub struct IngestSummary {
 }
 
 enum Message {
-    Trace { hash: String, batches: TraceBatches, log: LogRow, uncompressed: u64, kernels: u64 },
+    Trace {
+        hash: String,
+        batches: TraceBatches,
+        log: LogRow,
+        uncompressed: u64,
+        kernels: u64,
+    },
     Skipped,
     Log(LogRow),
 }
 
 fn now_ns() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as i64)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64)
 }
 
 /// Ingests every trace under `paths` into the lake at `lake_dir`.
@@ -90,14 +98,20 @@ pub fn ingest(
         for row in unreadable {
             tx.send(Message::Log(row)).ok();
         }
-        let context = Context { known: &known, run_id: &run_id };
+        let context = Context {
+            known: &known,
+            run_id: &run_id,
+        };
         files.par_iter().for_each_with(tx, |tx, file| {
             context.file(file, tx);
             progress.file_done(file.size);
         });
         writer.join().expect("the lake writer does not panic")
     })
-    .map(|summary| IngestSummary { input_bytes: files.iter().map(|f| f.size).sum(), ..summary })
+    .map(|summary| IngestSummary {
+        input_bytes: files.iter().map(|f| f.size).sum(),
+        ..summary
+    })
 }
 
 struct Context<'a> {
@@ -133,7 +147,9 @@ fn failure(run: &str, path: &Path, member: Option<String>, hash: Option<String>,
 }
 
 /// Reads one archive entry: `Ok(None)` for directories and links.
-pub(crate) fn read_member<R: Read>(entry: std::io::Result<tar::Entry<'_, R>>) -> std::io::Result<Option<(String, Vec<u8>)>> {
+pub(crate) fn read_member<R: Read>(
+    entry: std::io::Result<tar::Entry<'_, R>>,
+) -> std::io::Result<Option<(String, Vec<u8>)>> {
     let mut entry = entry?;
     if !entry.header().entry_type().is_file() {
         return Ok(None);
@@ -141,12 +157,17 @@ pub(crate) fn read_member<R: Read>(entry: std::io::Result<tar::Entry<'_, R>>) ->
     let name = entry.path()?.display().to_string();
     let size = entry.size();
     let mut data = Vec::with_capacity(size as usize);
-    entry.read_to_end(&mut data).map_err(|e| std::io::Error::new(e.kind(), format!("member {name}: {e}")))?;
+    entry
+        .read_to_end(&mut data)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("member {name}: {e}")))?;
     // A cut-off archive yields a short member rather than an error.
     if data.len() as u64 != size {
         return Err(std::io::Error::new(
             std::io::ErrorKind::UnexpectedEof,
-            format!("member {name}: the archive ends after {} of its {size} bytes", data.len()),
+            format!(
+                "member {name}: the archive ends after {} of its {size} bytes",
+                data.len()
+            ),
         ));
     }
     Ok(Some((name, data)))
@@ -158,7 +179,15 @@ impl Context<'_> {
         let bytes = match std::fs::read(path) {
             Ok(b) => b,
             Err(e) => {
-                tx.send(Message::Log(failure(self.run_id, path, None, None, file.size, e.to_string()))).ok();
+                tx.send(Message::Log(failure(
+                    self.run_id,
+                    path,
+                    None,
+                    None,
+                    file.size,
+                    e.to_string(),
+                )))
+                .ok();
                 return;
             }
         };
@@ -203,7 +232,8 @@ impl Context<'_> {
                         Err(e) => {
                             // A broken member ends the archive: tar has no way to resync.
                             let reason = format!("broken archive member: {e}");
-                            tx.send(Message::Log(failure(self.run_id, path, None, None, file.size, reason))).ok();
+                            tx.send(Message::Log(failure(self.run_id, path, None, None, file.size, reason)))
+                                .ok();
                             all_ok = false;
                             break;
                         }
@@ -218,9 +248,24 @@ impl Context<'_> {
     }
 
     /// Parses one trace and hands its batches to the writer. False on failure.
-    fn member(&self, path: &Path, member: Option<String>, bytes: &[u8], hash: String, tx: &SyncSender<Message>) -> bool {
+    fn member(
+        &self,
+        path: &Path,
+        member: Option<String>,
+        bytes: &[u8],
+        hash: String,
+        tx: &SyncSender<Message>,
+    ) -> bool {
         let fail = |member: Option<String>, hash: String, reason: String| {
-            tx.send(Message::Log(failure(self.run_id, path, member, Some(hash), bytes.len() as u64, reason))).ok();
+            tx.send(Message::Log(failure(
+                self.run_id,
+                path,
+                member,
+                Some(hash),
+                bytes.len() as u64,
+                reason,
+            )))
+            .ok();
             false
         };
         let started = std::time::Instant::now();
@@ -233,7 +278,15 @@ impl Context<'_> {
             Ok(trace) => trace,
             Err(ParseError::Manifest) => {
                 // The collector's sidecar: not a trace, not a failure.
-                let row = log_row(self.run_id, path, member, Some(hash), bytes.len() as u64, "manifest", None);
+                let row = log_row(
+                    self.run_id,
+                    path,
+                    member,
+                    Some(hash),
+                    bytes.len() as u64,
+                    "manifest",
+                    None,
+                );
                 tx.send(Message::Log(row)).ok();
                 return true;
             }
@@ -314,7 +367,10 @@ fn write_all(
     run_id: &str,
     options: &IngestOptions,
 ) -> Result<IngestSummary, IngestError> {
-    let mut summary = IngestSummary { run_id: run_id.to_string(), ..IngestSummary::default() };
+    let mut summary = IngestSummary {
+        run_id: run_id.to_string(),
+        ..IngestSummary::default()
+    };
     let mut seen: HashSet<String> = HashSet::new();
     let mut chunk_index = 0;
     let mut chunk = None;
@@ -344,12 +400,20 @@ fn write_all(
                 }
                 if row.outcome == "failed" {
                     summary.failed += 1;
-                    summary.failures.push((source_label(&row), row.reason.clone().unwrap_or_default()));
+                    summary
+                        .failures
+                        .push((source_label(&row), row.reason.clone().unwrap_or_default()));
                     tracing::warn!("{}: {}", source_label(&row), row.reason.as_deref().unwrap_or(""));
                 }
                 log.push(row);
             }
-            Message::Trace { hash, batches, log: row, uncompressed, kernels } => {
+            Message::Trace {
+                hash,
+                batches,
+                log: row,
+                uncompressed,
+                kernels,
+            } => {
                 if known.contains(&hash) || !seen.insert(hash) {
                     summary.skipped += 1;
                     continue;

@@ -25,7 +25,10 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<Result<InputFile, (PathBuf, io:
         if meta.is_dir() {
             walk(path, &mut out);
         } else {
-            out.push(Ok(InputFile { path: path.clone(), size: meta.len() }));
+            out.push(Ok(InputFile {
+                path: path.clone(),
+                size: meta.len(),
+            }));
         }
     }
     Ok(out)
@@ -62,7 +65,10 @@ pub fn decompress(bytes: &[u8]) -> io::Result<std::borrow::Cow<'_, [u8]>> {
     }
     // A single-member gzip ends with the uncompressed size mod 2^32; trust it
     // only where it is plausible, so a bad trailer cannot balloon the buffer.
-    let trailer = bytes.len().checked_sub(4).map(|at| u32::from_le_bytes(bytes[at..].try_into().expect("4 bytes")));
+    let trailer = bytes
+        .len()
+        .checked_sub(4)
+        .map(|at| u32::from_le_bytes(bytes[at..].try_into().expect("4 bytes")));
     let capacity = match trailer {
         Some(n) if (n as usize) >= bytes.len() && (n as usize) <= bytes.len().saturating_mul(64) => n as usize + 1,
         _ => bytes.len().saturating_mul(12).min(1 << 30),
@@ -83,8 +89,11 @@ pub enum Contents<'a> {
 /// Looks at a file's first bytes (through gzip) to tell a tar archive
 /// from a single trace.
 pub fn open(bytes: &[u8]) -> io::Result<Contents<'_>> {
-    let mut reader: Box<dyn Read> =
-        if is_gzip(bytes) { Box::new(MultiGzDecoder::new(bytes)) } else { Box::new(bytes) };
+    let mut reader: Box<dyn Read> = if is_gzip(bytes) {
+        Box::new(MultiGzDecoder::new(bytes))
+    } else {
+        Box::new(bytes)
+    };
     let mut head = vec![0u8; 512];
     let mut filled = 0;
     while filled < head.len() {

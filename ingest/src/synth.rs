@@ -103,10 +103,22 @@ pub struct SynthStats {
 
 const FAMILIES: [(&str, &str); 5] = [
     ("gemm", "ampere_sgemm_128x64_tn"),
-    ("elementwise", "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)"),
-    ("norm", "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>(int, float, float const*, float const*, float const*, float*, float*, float*)"),
-    ("softmax", "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)"),
-    ("reduction", "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, unsigned int, float, 4>)"),
+    (
+        "elementwise",
+        "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, at::detail::Array<char*, 3>)",
+    ),
+    (
+        "norm",
+        "void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<float, float>(int, float, float const*, float const*, float const*, float*, float*, float*)",
+    ),
+    (
+        "softmax",
+        "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>(float*, float const*, int)",
+    ),
+    (
+        "reduction",
+        "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::func_wrapper_t<float, at::native::sum_functor<float, float, float>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, unsigned int, float, 4>)",
+    ),
 ];
 const COMM_KERNEL: &str = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
 
@@ -146,13 +158,25 @@ impl Writer<'_> {
         }
     }
     fn ext_key(&self) -> &'static str {
-        if self.spec.era == Era::K2021 { "external id" } else { "External id" }
+        if self.spec.era == Era::K2021 {
+            "external id"
+        } else {
+            "External id"
+        }
     }
     fn cpu_tid(&self) -> String {
-        if self.spec.era == Era::K2021 { format!("\"{}\"", self.tid) } else { self.tid.to_string() }
+        if self.spec.era == Era::K2021 {
+            format!("\"{}\"", self.tid)
+        } else {
+            self.tid.to_string()
+        }
     }
     fn gpu_tid(&self, stream: u32) -> String {
-        if self.spec.era == Era::K2021 { format!("\"stream {stream}\"") } else { stream.to_string() }
+        if self.spec.era == Era::K2021 {
+            format!("\"stream {stream}\"")
+        } else {
+            stream.to_string()
+        }
     }
     fn event(&mut self, body: &str) {
         if !self.first {
@@ -166,7 +190,14 @@ impl Writer<'_> {
     fn cpu_span(&mut self, cat: &'static str, name: &str, start: i64, dur: i64, ext: u64, args: &str) {
         let body = format!(
             "\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}{}}}",
-            self.cat(cat), name, self.pid, self.cpu_tid(), self.ts(start), self.dur(dur), ext, args
+            self.cat(cat),
+            name,
+            self.pid,
+            self.cpu_tid(),
+            self.ts(start),
+            self.dur(dur),
+            ext,
+            args
         );
         self.event(&body);
     }
@@ -176,13 +207,24 @@ impl Writer<'_> {
 pub fn generate(spec: &SynthSpec, rank: u32, out: &mut impl Write) -> io::Result<SynthStats> {
     let mut rng = Rng(spec.seed.wrapping_mul(1000).wrapping_add(rank as u64));
     let base_ns: i64 = 1_700_000_000_000_000_000 + (spec.seed as i64 % 1000) * 1_000_000_000;
-    let mut w = Writer { spec, out: String::with_capacity(1 << 20), first: true, base_ns, pid: 4000 + rank as u64, tid: 4000 + rank as u64 };
+    let mut w = Writer {
+        spec,
+        out: String::with_capacity(1 << 20),
+        first: true,
+        base_ns,
+        pid: 4000 + rank as u64,
+        tid: 4000 + rank as u64,
+    };
     let mut stats = SynthStats::default();
     let mut family_ns = vec![0u64; FAMILIES.len()];
     let comm = spec.ranks > 1;
 
     // Metadata events, as the profiler writes them.
-    let meta = format!("\"name\": \"process_name\", \"ph\": \"M\", \"ts\": {}, \"pid\": {}, \"tid\": 0, \"args\": {{\"name\": \"python\"}}", w.ts(base_ns), w.pid);
+    let meta = format!(
+        "\"name\": \"process_name\", \"ph\": \"M\", \"ts\": {}, \"pid\": {}, \"tid\": 0, \"args\": {{\"name\": \"python\"}}",
+        w.ts(base_ns),
+        w.pid
+    );
     w.event(&meta);
 
     let (mut cpu, mut gpu) = (base_ns + 1_000_000, base_ns);
@@ -198,14 +240,23 @@ pub fn generate(spec: &SynthSpec, rank: u32, out: &mut impl Write) -> io::Result
         correlation += 1;
         let launch = format!(
             "\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"cudaMemcpyAsync\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"correlation\": {corr}, \"{}\": {corr}}}",
-            w.cat("cuda_runtime"), w.pid, w.cpu_tid(), w.ts(cpu), w.dur(8_000), w.ext_key()
+            w.cat("cuda_runtime"),
+            w.pid,
+            w.cpu_tid(),
+            w.ts(cpu),
+            w.dur(8_000),
+            w.ext_key()
         );
         w.event(&launch);
         stats.launches += 1;
         gpu = gpu.max(cpu + 3_000);
         let copy = format!(
             "\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"Memcpy HtoD (Pageable -> Device)\", \"pid\": 0, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"device\": 0, \"stream\": 7, \"correlation\": {corr}, \"bytes\": {}}}",
-            w.cat("gpu_memcpy"), w.gpu_tid(7), w.ts(gpu), w.dur(copy_ns), spec.batch_size as u64 * 3 * 224 * 224 * 4
+            w.cat("gpu_memcpy"),
+            w.gpu_tid(7),
+            w.ts(gpu),
+            w.dur(copy_ns),
+            spec.batch_size as u64 * 3 * 224 * 224 * 4
         );
         w.event(&copy);
         gpu += copy_ns;
@@ -225,11 +276,22 @@ pub fn generate(spec: &SynthSpec, rank: u32, out: &mut impl Write) -> io::Result
                     let launch_dur = 4_000 + rng.range(0, 3_000) as i64;
                     let launch = format!(
                         "\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"cudaLaunchKernel\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"cbid\": 211, \"correlation\": {corr}, \"{}\": {}}}",
-                        w.cat("cuda_runtime"), w.pid, w.cpu_tid(), w.ts(t), w.dur(launch_dur), w.ext_key(),
+                        w.cat("cuda_runtime"),
+                        w.pid,
+                        w.cpu_tid(),
+                        w.ts(t),
+                        w.dur(launch_dur),
+                        w.ext_key(),
                         if spec.era == Era::K2021 { op_ext } else { corr }
                     );
                     w.event(&launch);
-                    let flow = format!("\"ph\": \"s\", \"id\": {corr}, \"pid\": {}, \"tid\": {}, \"ts\": {}, \"cat\": \"{}\", \"name\": \"launch\"", w.pid, w.cpu_tid(), w.ts(t), w.cat("ac2g"));
+                    let flow = format!(
+                        "\"ph\": \"s\", \"id\": {corr}, \"pid\": {}, \"tid\": {}, \"ts\": {}, \"cat\": \"{}\", \"name\": \"launch\"",
+                        w.pid,
+                        w.cpu_tid(),
+                        w.ts(t),
+                        w.cat("ac2g")
+                    );
                     w.event(&flow);
                     stats.launches += 1;
                     let k_start = gpu.max(t + 5_000);
@@ -237,13 +299,26 @@ pub fn generate(spec: &SynthSpec, rank: u32, out: &mut impl Write) -> io::Result
                     let grid = rng.range(1, 4096);
                     let kernel = format!(
                         "\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": 0, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"queued\": 0, \"device\": 0, \"context\": 1, \"stream\": 7, \"correlation\": {corr}, \"{}\": {}, \"registers per thread\": {}, \"shared memory\": {}, \"blocks per SM\": {:.6}, \"warps per SM\": {:.6}, \"grid\": [{grid}, 1, 1], \"block\": [256, 1, 1], \"est. achieved occupancy %\": {}}}",
-                        w.cat("kernel"), FAMILIES[fam].1, w.gpu_tid(7), w.ts(k_start), w.dur(k_dur), w.ext_key(),
+                        w.cat("kernel"),
+                        FAMILIES[fam].1,
+                        w.gpu_tid(7),
+                        w.ts(k_start),
+                        w.dur(k_dur),
+                        w.ext_key(),
                         if spec.era == Era::K2021 { op_ext } else { corr },
-                        rng.range(16, 128), rng.range(0, 4) * 8192, grid as f64 / spec.sm_count as f64,
-                        grid as f64 * 8.0 / spec.sm_count as f64, rng.range(10, 100)
+                        rng.range(16, 128),
+                        rng.range(0, 4) * 8192,
+                        grid as f64 / spec.sm_count as f64,
+                        grid as f64 * 8.0 / spec.sm_count as f64,
+                        rng.range(10, 100)
                     );
                     w.event(&kernel);
-                    let flow = format!("\"ph\": \"f\", \"id\": {corr}, \"pid\": 0, \"tid\": {}, \"ts\": {}, \"cat\": \"{}\", \"name\": \"launch\", \"bp\": \"e\"", w.gpu_tid(7), w.ts(k_start), w.cat("ac2g"));
+                    let flow = format!(
+                        "\"ph\": \"f\", \"id\": {corr}, \"pid\": 0, \"tid\": {}, \"ts\": {}, \"cat\": \"{}\", \"name\": \"launch\", \"bp\": \"e\"",
+                        w.gpu_tid(7),
+                        w.ts(k_start),
+                        w.cat("ac2g")
+                    );
                     w.event(&flow);
                     // The trace stores µs; count what a reader will see.
                     family_ns[fam] += (k_dur / 1000 * 1000) as u64 * (spec.era != Era::K2024) as u64
@@ -270,7 +345,12 @@ pub fn generate(spec: &SynthSpec, rank: u32, out: &mut impl Write) -> io::Result
             let elems = 1_048_576 * spec.layers as u64;
             let launch = format!(
                 "\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"cudaLaunchKernel\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"correlation\": {corr}, \"{}\": {corr}}}",
-                w.cat("cuda_runtime"), w.pid, w.cpu_tid(), w.ts(cpu), w.dur(6_000), w.ext_key()
+                w.cat("cuda_runtime"),
+                w.pid,
+                w.cpu_tid(),
+                w.ts(cpu),
+                w.dur(6_000),
+                w.ext_key()
             );
             w.event(&launch);
             stats.launches += 1;
@@ -278,7 +358,12 @@ pub fn generate(spec: &SynthSpec, rank: u32, out: &mut impl Write) -> io::Result
             let k_dur = 200_000 + rng.range(0, 50_000) as i64;
             let kernel = format!(
                 "\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{COMM_KERNEL}\", \"pid\": 0, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"device\": 0, \"stream\": 20, \"correlation\": {corr}, \"Collective name\": \"allreduce\", \"In msg nelems\": {elems}, \"Out msg nelems\": {elems}, \"Group size\": {}, \"dtype\": \"Float\", \"Process Group Name\": \"0\", \"Process Group Ranks\": \"{:?}\"}}",
-                w.cat("kernel"), w.gpu_tid(20), w.ts(k_start), w.dur(k_dur), spec.ranks, (0..spec.ranks).collect::<Vec<_>>()
+                w.cat("kernel"),
+                w.gpu_tid(20),
+                w.ts(k_start),
+                w.dur(k_dur),
+                spec.ranks,
+                (0..spec.ranks).collect::<Vec<_>>()
             );
             w.event(&kernel);
             stats.kernels += 1;
@@ -300,7 +385,11 @@ pub fn generate(spec: &SynthSpec, rank: u32, out: &mut impl Write) -> io::Result
         stats.ops += 1;
         cpu = step_end + 1_000;
     }
-    stats.kernel_ns_by_family = FAMILIES.iter().zip(family_ns).map(|((f, _), ns)| (f.to_string(), ns)).collect();
+    stats.kernel_ns_by_family = FAMILIES
+        .iter()
+        .zip(family_ns)
+        .map(|((f, _), ns)| (f.to_string(), ns))
+        .collect();
 
     // Head and tail of the file.
     let mut head = String::new();
@@ -314,13 +403,23 @@ pub fn generate(spec: &SynthSpec, rank: u32, out: &mut impl Write) -> io::Result
             spec.gpu, spec.sm_count
         );
         if spec.ranks > 1 {
-            let _ = writeln!(head, "  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {rank}, \"world_size\": {}}},", spec.ranks);
+            let _ = writeln!(
+                head,
+                "  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {rank}, \"world_size\": {}}},",
+                spec.ranks
+            );
         }
         if spec.era == Era::K2024 {
-            let _ = writeln!(head, "  \"baseTimeNanoseconds\": {base_ns},\n  \"displayTimeUnit\": \"ms\",");
+            let _ = writeln!(
+                head,
+                "  \"baseTimeNanoseconds\": {base_ns},\n  \"displayTimeUnit\": \"ms\","
+            );
         }
         if spec.env_dump {
-            let _ = writeln!(head, "  \"job_environment\": {{\"HOME\": \"/home/synthetic\", \"API_TOKEN\": \"{FAKE_SECRET}\"}},");
+            let _ = writeln!(
+                head,
+                "  \"job_environment\": {{\"HOME\": \"/home/synthetic\", \"API_TOKEN\": \"{FAKE_SECRET}\"}},"
+            );
         }
         let _ = writeln!(head, "  \"traceName\": \"synthetic:{}:rank{rank}\",", spec.name);
         head.push_str("  \"traceEvents\": [\n");
@@ -347,9 +446,11 @@ pub fn write_job(spec: &SynthSpec, dir: &Path, packing: Packing) -> io::Result<(
     let mut stats = Vec::new();
     let mut tar = (packing == Packing::TarGz).then(|| {
         let path = dir.join(format!("synthetic-{}.tar.gz", spec.name));
-        (path.clone(), std::fs::File::create(&path).map(|f| {
-            tar::Builder::new(flate2::write::GzEncoder::new(f, flate2::Compression::fast()))
-        }))
+        (
+            path.clone(),
+            std::fs::File::create(&path)
+                .map(|f| tar::Builder::new(flate2::write::GzEncoder::new(f, flate2::Compression::fast()))),
+        )
     });
     for rank in 0..spec.ranks {
         let mut buf = Vec::new();

@@ -65,21 +65,12 @@ impl Cluster {
         let mut switch_base = 0u32;
         for g in &groups {
             if g.nodes == 0 || g.gpus_per_node == 0 {
-                return Err(format!(
-                    "group `{}`: nodes and gpus_per_node must be positive",
-                    g.name
-                ));
+                return Err(format!("group `{}`: nodes and gpus_per_node must be positive", g.name));
             }
             if g.nodes_per_switch == Some(0) {
-                return Err(format!(
-                    "group `{}`: nodes_per_switch must be positive",
-                    g.name
-                ));
+                return Err(format!("group `{}`: nodes_per_switch must be positive", g.name));
             }
-            let ty = match gpu_types
-                .iter()
-                .position(|t| t.eq_ignore_ascii_case(&g.gpu_type))
-            {
+            let ty = match gpu_types.iter().position(|t| t.eq_ignore_ascii_case(&g.gpu_type)) {
                 Some(i) => i,
                 None => {
                     gpu_types.push(g.gpu_type.clone());
@@ -155,15 +146,11 @@ pub fn read_cluster(path: &Path, default_gpu_type: &str) -> Result<Cluster> {
     let stem = path
         .file_stem()
         .map_or("cluster".into(), |s| s.to_string_lossy().to_string());
-    let is_toml = path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("toml"));
+    let is_toml = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("toml"));
     let cluster = if is_toml {
         let text = std::fs::read_to_string(path).map_err(|e| PlanError::io(path, e))?;
         let spec: TomlSpec = toml::from_str(&text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start].lines().count().max(1) as u64);
+            let line = e.span().map(|s| text[..s.start].lines().count().max(1) as u64);
             match line {
                 Some(line) => PlanError::Line {
                     path: path.into(),
@@ -176,9 +163,7 @@ pub fn read_cluster(path: &Path, default_gpu_type: &str) -> Result<Cluster> {
         if let Some(v) = spec.version.filter(|&v| v != CLUSTER_TOML_VERSION) {
             return Err(PlanError::file(
                 path,
-                format!(
-                    "cluster spec version {v}; this tracecast reads version {CLUSTER_TOML_VERSION}"
-                ),
+                format!("cluster spec version {v}; this tracecast reads version {CLUSTER_TOML_VERSION}"),
             ));
         }
         Cluster::from_groups(spec.name.as_deref().unwrap_or(&stem), spec.groups)
@@ -193,9 +178,10 @@ pub fn read_cluster(path: &Path, default_gpu_type: &str) -> Result<Cluster> {
         for (line, row) in &rows.rows {
             let pos = |col: usize| -> Result<u32> {
                 let v = rows.int_req(*line, row, col)?;
-                u32::try_from(v).ok().filter(|&v| v > 0).ok_or_else(|| {
-                    rows.field_err(*line, col, format!("`{v}` is not a positive count"))
-                })
+                u32::try_from(v)
+                    .ok()
+                    .filter(|&v| v > 0)
+                    .ok_or_else(|| rows.field_err(*line, col, format!("`{v}` is not a positive count")))
             };
             let (switches, per_switch, gpus) = (pos(sw)?, pos(nps)?, pos(gpn)?);
             groups.push(NodeGroup {

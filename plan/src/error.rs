@@ -19,11 +19,7 @@ pub enum PlanError {
         reason: String,
     },
     #[error("{} line {line}: {reason}", path.display())]
-    Line {
-        path: PathBuf,
-        line: u64,
-        reason: String,
-    },
+    Line { path: PathBuf, line: u64, reason: String },
     #[error("{}: {reason}", path.display())]
     File { path: PathBuf, reason: String },
     /// Inputs that are each valid but do not fit together (a job type the table does not price, ...).

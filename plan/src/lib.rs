@@ -92,13 +92,7 @@ pub fn belief_from_table(w: &Workload, table: &throughput::ThroughputTable) -> (
             if job.truth[t].is_none() {
                 continue;
             }
-            match cache.get(
-                table,
-                &jt,
-                t as u16,
-                &w.cluster.gpu_types[t],
-                job.batch_size,
-            ) {
+            match cache.get(table, &jt, t as u16, &w.cluster.gpu_types[t], job.batch_size) {
                 Some(c) => job.belief[t] = Some(c),
                 None => fallbacks += 1,
             }
@@ -246,8 +240,7 @@ pub fn comparison_table(rows: &[Metrics]) -> String {
             m.median_jct_s / 3600.0,
             m.p99_jct_s / 3600.0,
             m.makespan_s / 3600.0,
-            m.deadline_hit_rate
-                .map_or("-".into(), |r| format!("{:.1}%", r * 100.0)),
+            m.deadline_hit_rate.map_or("-".into(), |r| format!("{:.1}%", r * 100.0)),
             m.gpu_utilization * 100.0,
             m.avg_queueing_delay_s / 3600.0,
             m.restarts,

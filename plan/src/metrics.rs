@@ -36,23 +36,9 @@ pub struct Metrics {
 
 pub fn compute(policy: &str, w: &Workload, r: &Replay) -> Metrics {
     let n = w.jobs.len();
-    let mut jct: Vec<f64> = w
-        .jobs
-        .iter()
-        .zip(&r.finish)
-        .map(|(j, f)| f - j.submit)
-        .collect();
-    let mut queue: Vec<f64> = w
-        .jobs
-        .iter()
-        .zip(&r.first_start)
-        .map(|(j, s)| s - j.submit)
-        .collect();
-    let t0 = w
-        .jobs
-        .iter()
-        .map(|j| j.submit)
-        .fold(f64::INFINITY, f64::min);
+    let mut jct: Vec<f64> = w.jobs.iter().zip(&r.finish).map(|(j, f)| f - j.submit).collect();
+    let mut queue: Vec<f64> = w.jobs.iter().zip(&r.first_start).map(|(j, s)| s - j.submit).collect();
+    let t0 = w.jobs.iter().map(|j| j.submit).fold(f64::INFINITY, f64::min);
     let t1 = r.finish.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let makespan = (t1 - t0).max(0.0);
     let with_deadline: Vec<bool> = w
@@ -73,9 +59,8 @@ pub fn compute(policy: &str, w: &Workload, r: &Replay) -> Metrics {
         p99_jct_s: p99_jct,
         makespan_s: makespan,
         deadline_jobs: with_deadline.len(),
-        deadline_hit_rate: (!with_deadline.is_empty()).then(|| {
-            with_deadline.iter().filter(|&&h| h).count() as f64 / with_deadline.len() as f64
-        }),
+        deadline_hit_rate: (!with_deadline.is_empty())
+            .then(|| with_deadline.iter().filter(|&&h| h).count() as f64 / with_deadline.len() as f64),
         gpu_utilization: if makespan > 0.0 {
             r.gpu_seconds / (w.cluster.total_gpus() as f64 * makespan)
         } else {

@@ -82,11 +82,7 @@ impl Placer {
     pub fn place(&mut self, ty: u16, n: u32) -> Option<Placement> {
         let t = ty as usize;
         // One node: the fullest node that still fits (best fit keeps big holes for big jobs).
-        if let Some(node) = self.buckets[t]
-            .iter()
-            .skip(n as usize)
-            .find_map(|b| b.first().copied())
-        {
+        if let Some(node) = self.buckets[t].iter().skip(n as usize).find_map(|b| b.first().copied()) {
             self.take(node, n);
             return Some(vec![(node, n)]);
         }
@@ -158,14 +154,7 @@ pub fn spread(c: &Cluster, p: &[(u32, u32)]) -> (u32, u32) {
 
 /// Throughput of `n` GPUs of type `ty` at a placement (node penalty / cross-node figure applied),
 /// and whether the figure was interpolated.
-pub fn placed_rate(
-    c: &Cluster,
-    ty: u16,
-    curve: &Curve,
-    n: u32,
-    p: &[(u32, u32)],
-    penalty: Penalty,
-) -> (f64, bool) {
+pub fn placed_rate(c: &Cluster, ty: u16, curve: &Curve, n: u32, p: &[(u32, u32)], penalty: Penalty) -> (f64, bool) {
     let (rate, interp) = curve.rate(n);
     let (nodes, switches) = spread(c, p);
     let min_nodes = n.div_ceil(c.max_node_gpus[ty as usize].max(1));
@@ -179,11 +168,7 @@ pub fn placed_rate(
     // paid once for crossing more nodes than needed and once more for crossing
     // more switches than needed, however many there are.
     let min_switches = min_nodes.div_ceil(c.nodes_per_switch[ty as usize].max(1));
-    let switch = if switches > min_switches {
-        penalty.switch
-    } else {
-        1.0
-    };
+    let switch = if switches > min_switches { penalty.switch } else { 1.0 };
     (rate * penalty.node * switch, interp)
 }
 
@@ -224,22 +209,11 @@ mod tests {
     #[test]
     fn spread_penalty_applies_beyond_fewest_nodes() {
         let c = cluster();
-        let curve = Curve::new(
-            vec![(1, 10.0), (8, 60.0), (16, 100.0)],
-            vec![(8, 2, 50.0)],
-            false,
-        )
-        .unwrap();
-        let pen = Penalty {
-            node: 0.9,
-            switch: 0.8,
-        };
+        let curve = Curve::new(vec![(1, 10.0), (8, 60.0), (16, 100.0)], vec![(8, 2, 50.0)], false).unwrap();
+        let pen = Penalty { node: 0.9, switch: 0.8 };
         assert_eq!(placed_rate(&c, 0, &curve, 8, &[(0, 8)], pen).0, 60.0);
         // The table's own two-node figure wins over the penalty.
-        assert_eq!(
-            placed_rate(&c, 0, &curve, 8, &[(0, 4), (1, 4)], pen).0,
-            50.0
-        );
+        assert_eq!(placed_rate(&c, 0, &curve, 8, &[(0, 4), (1, 4)], pen).0, 50.0);
         // 16 GPUs need 2 nodes under one switch; 3 nodes over 2 switches pay both factors once.
         let r = placed_rate(&c, 0, &curve, 16, &[(0, 8), (1, 4), (2, 4)], pen).0;
         assert!((r - 100.0 * 0.9 * 0.8).abs() < 1e-9);

@@ -15,17 +15,8 @@ const BOTTOM: f64 = 40.0;
 const MAX_RECTS: usize = 250_000;
 
 fn time_range(s: &Schedule, w: &Workload) -> (f64, f64) {
-    let t0 = w
-        .jobs
-        .iter()
-        .map(|j| j.submit)
-        .fold(f64::INFINITY, f64::min);
-    let t1 = s
-        .segments
-        .iter()
-        .flatten()
-        .map(|g| g.end)
-        .fold(t0 + 1.0, f64::max);
+    let t0 = w.jobs.iter().map(|j| j.submit).fold(f64::INFINITY, f64::min);
+    let t1 = s.segments.iter().flatten().map(|g| g.end).fold(t0 + 1.0, f64::max);
     (t0, t1)
 }
 

@@ -126,12 +126,7 @@ impl Schedule {
                     .iter()
                     .map(|s| {
                         if s.interpolated {
-                            let key = (
-                                j.job_type.clone().unwrap_or_default(),
-                                s.ty,
-                                j.batch_size,
-                                s.gpus,
-                            );
+                            let key = (j.job_type.clone().unwrap_or_default(), s.ty, j.batch_size, s.gpus);
                             *interp.entry(key).or_default() += 1;
                         }
                         SegOut {
@@ -139,11 +134,7 @@ impl Schedule {
                             end_s: s.end,
                             gpu_type: c.gpu_types[s.ty as usize].clone(),
                             gpus: s.gpus,
-                            nodes: s
-                                .nodes
-                                .iter()
-                                .map(|&(node, gpus)| NodeShare { node, gpus })
-                                .collect(),
+                            nodes: s.nodes.iter().map(|&(node, gpus)| NodeShare { node, gpus }).collect(),
                             restart_s: s.restart,
                             iters_per_s: s.rate,
                             interpolated: s.interpolated,
@@ -163,12 +154,7 @@ impl Schedule {
             })
             .collect();
         interpolated.sort_by(|a, b| {
-            (&a.job_type, &a.gpu_type, a.batch_size, a.gpus).cmp(&(
-                &b.job_type,
-                &b.gpu_type,
-                b.batch_size,
-                b.gpus,
-            ))
+            (&a.job_type, &a.gpu_type, a.batch_size, a.gpus).cmp(&(&b.job_type, &b.gpu_type, b.batch_size, b.gpus))
         });
         ScheduleFile {
             format: SCHEDULE_FORMAT.into(),
@@ -201,10 +187,7 @@ impl Schedule {
     pub fn from_file(f: ScheduleFile, w: &Workload, path: &Path) -> Result<Schedule> {
         let bad = |reason: String| PlanError::file(path, reason);
         if f.format != SCHEDULE_FORMAT {
-            return Err(bad(format!(
-                "format `{}` is not `{SCHEDULE_FORMAT}`",
-                f.format
-            )));
+            return Err(bad(format!("format `{}` is not `{SCHEDULE_FORMAT}`", f.format)));
         }
         if f.version != SCHEDULE_VERSION {
             return Err(bad(format!(
@@ -212,12 +195,7 @@ impl Schedule {
                 f.version
             )));
         }
-        let index: HashMap<&str, usize> = w
-            .jobs
-            .iter()
-            .enumerate()
-            .map(|(i, j)| (j.id.as_str(), i))
-            .collect();
+        let index: HashMap<&str, usize> = w.jobs.iter().enumerate().map(|(i, j)| (j.id.as_str(), i)).collect();
         let mut segments = vec![Vec::new(); w.jobs.len()];
         let mut seen = vec![false; w.jobs.len()];
         for job in f.jobs {
@@ -284,11 +262,7 @@ pub fn write_csv(path: &Path, f: &ScheduleFile) -> Result<()> {
         .map_err(io)?;
     for job in &f.jobs {
         for (k, s) in job.segments.iter().enumerate() {
-            let nodes: Vec<String> = s
-                .nodes
-                .iter()
-                .map(|n| format!("{}:{}", n.node, n.gpus))
-                .collect();
+            let nodes: Vec<String> = s.nodes.iter().map(|n| format!("{}:{}", n.node, n.gpus)).collect();
             wr.write_record([
                 job.id.clone(),
                 k.to_string(),

@@ -93,12 +93,7 @@ impl Ord for At {
 pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts) -> Result<Schedule> {
     let n = w.jobs.len();
     let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&a, &b| {
-        w.jobs[a]
-            .submit
-            .total_cmp(&w.jobs[b].submit)
-            .then(a.cmp(&b))
-    });
+    order.sort_by(|&a, &b| w.jobs[a].submit.total_cmp(&w.jobs[b].submit).then(a.cmp(&b)));
     let mut st: Vec<JobState> = w
         .jobs
         .iter()
@@ -276,12 +271,7 @@ fn stop(s: &mut JobState, segs: &mut Vec<Segment>, placer: &mut Placer, now: f64
     }
 }
 
-fn check_capacity(
-    w: &Workload,
-    policy: &dyn Policy,
-    active: &[usize],
-    targets: &[Option<Alloc>],
-) -> Result<()> {
+fn check_capacity(w: &Workload, policy: &dyn Policy, active: &[usize], targets: &[Option<Alloc>]) -> Result<()> {
     let mut used = vec![0u64; w.cluster.gpu_types.len()];
     for (k, t) in targets.iter().enumerate() {
         if let Some((ty, g)) = *t {

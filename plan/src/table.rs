@@ -21,10 +21,7 @@ pub struct Rows {
 
 impl Rows {
     pub fn read(path: &Path) -> Result<Rows> {
-        if path
-            .extension()
-            .is_some_and(|e| e.eq_ignore_ascii_case("parquet"))
-        {
+        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("parquet")) {
             Self::read_parquet(path)
         } else {
             Self::read_csv(path)
@@ -57,9 +54,7 @@ impl Rows {
 
     fn read_parquet(path: &Path) -> Result<Rows> {
         let file = File::open(path).map_err(|e| PlanError::io(path, e))?;
-        let pq = |e: parquet::errors::ParquetError| {
-            PlanError::file(path, format!("not a readable Parquet file: {e}"))
-        };
+        let pq = |e: parquet::errors::ParquetError| PlanError::file(path, format!("not a readable Parquet file: {e}"));
         let reader = ParquetRecordBatchReaderBuilder::try_new(file)
             .map_err(pq)?
             .build()
@@ -69,12 +64,7 @@ impl Rows {
         for batch in reader {
             let batch = batch.map_err(|e| PlanError::file(path, e.to_string()))?;
             if header.is_empty() {
-                header = batch
-                    .schema()
-                    .fields()
-                    .iter()
-                    .map(|f| f.name().clone())
-                    .collect();
+                header = batch.schema().fields().iter().map(|f| f.name().clone()).collect();
             }
             let n = batch.num_rows();
             let base = rows.len();
@@ -115,10 +105,7 @@ impl Rows {
         self.col(name).ok_or_else(|| {
             PlanError::file(
                 &self.path,
-                format!(
-                    "missing column `{name}` (columns: {})",
-                    self.header.join(", ")
-                ),
+                format!("missing column `{name}` (columns: {})", self.header.join(", ")),
             )
         })
     }

@@ -57,7 +57,9 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
     // work than a segment's length, 0 would skip the restarts.
     let tol = 1e-9 * restart_s.max(1.0);
     if restart_s.is_nan() || restart_s < 0.0 {
-        bad(format!("the restart cost to replay with is {restart_s} s; it must be >= 0"));
+        bad(format!(
+            "the restart cost to replay with is {restart_s} s; it must be >= 0"
+        ));
     } else if s.restart_s.is_nan() || (s.restart_s - restart_s).abs() > tol {
         bad(format!(
             "restart_s is {} s, not the workload's restart cost of {restart_s} s (--restart-s)",
@@ -82,10 +84,7 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
         let mut finish = None;
         for (k, seg) in segs.iter().enumerate() {
             out.segments += 1;
-            let here = format!(
-                "job `{}` segment {k} [{:.3}, {:.3})",
-                job.id, seg.start, seg.end
-            );
+            let here = format!("job `{}` segment {k} [{:.3}, {:.3})", job.id, seg.start, seg.end);
             if seg.end.is_nan() || seg.start.is_nan() || seg.end < seg.start {
                 bad(format!("{here}: ends before it starts"));
                 continue;
@@ -123,35 +122,25 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
                         "{here}: node {node} has {} GPUs, not {}",
                         c.gpu_types[nd.gpu_type as usize], c.gpu_types[seg.ty as usize]
                     )),
-                    Some(_) => usage.extend([
-                        (seg.start, g as i64, node, j),
-                        (seg.end, -(g as i64), node, j),
-                    ]),
+                    Some(_) => usage.extend([(seg.start, g as i64, node, j), (seg.end, -(g as i64), node, j)]),
                 }
                 placed += g;
             }
             if placed != seg.gpus || seg.gpus == 0 {
-                bad(format!(
-                    "{here}: {} GPUs but its nodes hold {placed}",
-                    seg.gpus
-                ));
+                bad(format!("{here}: {} GPUs but its nodes hold {placed}", seg.gpus));
                 continue;
             }
             // A segment continuing the previous one unchanged costs nothing; any other start but the first restarts.
             let continues = k > 0 && {
                 let p = &segs[k - 1];
-                (seg.start - p.end).abs() <= eps
-                    && p.ty == seg.ty
-                    && p.gpus == seg.gpus
-                    && p.nodes == seg.nodes
+                (seg.start - p.end).abs() <= eps && p.ty == seg.ty && p.gpus == seg.gpus && p.nodes == seg.nodes
             };
             let restart = if k == 0 || continues { 0.0 } else { restart_s };
             if restart > 0.0 {
                 out.restarts += 1;
                 out.restart_gpu_seconds += restart.min(seg.end - seg.start) * seg.gpus as f64;
             }
-            let (rate, interpolated) =
-                placed_rate(c, seg.ty, curve, seg.gpus, &seg.nodes, w.penalty);
+            let (rate, interpolated) = placed_rate(c, seg.ty, curve, seg.gpus, &seg.nodes, w.penalty);
             out.interpolated_segments += interpolated as u64;
             out.gpu_seconds += (seg.end - seg.start) * seg.gpus as f64;
             if k == 0 {

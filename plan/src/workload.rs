@@ -72,10 +72,7 @@ pub struct Penalty {
 
 impl Default for Penalty {
     fn default() -> Self {
-        Penalty {
-            node: 0.9,
-            switch: 0.9,
-        }
+        Penalty { node: 0.9, switch: 0.9 }
     }
 }
 
@@ -88,10 +85,7 @@ pub struct Workload {
 
 impl Workload {
     /// Replace the planner's belief (prediction experiments); the truth stays.
-    pub fn with_belief(
-        &self,
-        belief: impl Fn(usize, &PJob) -> Vec<Option<Arc<Curve>>>,
-    ) -> Workload {
+    pub fn with_belief(&self, belief: impl Fn(usize, &PJob) -> Vec<Option<Arc<Curve>>>) -> Workload {
         let mut w = self.clone();
         for (i, j) in w.jobs.iter_mut().enumerate() {
             j.belief = belief(i, &self.jobs[i]);
@@ -100,12 +94,7 @@ impl Workload {
     }
 }
 
-pub fn price(
-    jobs: &[Job],
-    cluster: &Cluster,
-    table: &ThroughputTable,
-    penalty: Penalty,
-) -> Result<Workload> {
+pub fn price(jobs: &[Job], cluster: &Cluster, table: &ThroughputTable, penalty: Penalty) -> Result<Workload> {
     let mut cache = CurveCache::default();
     let mut rigid_cache: std::collections::HashMap<u32, Arc<Curve>> = Default::default();
     let ntypes = cluster.gpu_types.len();

@@ -80,11 +80,7 @@ fn a_lone_elastic_job_grows_to_its_fastest_count() {
     let segs = &r.schedule.segments[0];
     assert_eq!(segs.len(), 1);
     assert_eq!(segs[0].gpus, 16);
-    assert!(
-        (r.replay.finish[0] - 1000.0).abs() < 1e-6,
-        "{}",
-        r.replay.finish[0]
-    );
+    assert!((r.replay.finish[0] - 1000.0).abs() < 1e-6, "{}", r.replay.finish[0]);
     // With scaling off it keeps its one GPU.
     let r = run(
         &w,
@@ -126,9 +122,7 @@ fn an_arrival_shrinks_the_grown_job_and_the_restart_is_charged() {
     assert_eq!(a.last().unwrap().gpus, 16);
     assert!(r.metrics.restarts >= 2);
     // Verify's own replay agrees with the engine on a's completion.
-    let done: f64 = 100.0 * 80.0
-        + (a[1].end - a[1].start - 30.0) * 60.0
-        + (a[2].end - a[2].start - 30.0) * 80.0;
+    let done: f64 = 100.0 * 80.0 + (a[1].end - a[1].start - 30.0) * 60.0 + (a[2].end - a[2].start - 30.0) * 80.0;
     assert!((done - 800_000.0).abs() < 1e-3, "{done}");
 }
 
@@ -172,11 +166,7 @@ fn slower_gpu_types_are_used_only_where_the_ratio_allows() {
         let w = price(&jobs, &c, &t, Penalty::default()).unwrap();
         let r = run(&w, "plan-jct", &PlannerConfig::default());
         let ty = r.schedule.segments[1][0].ty;
-        assert_eq!(
-            w.cluster.gpu_types[ty as usize] == "T4",
-            expect_t4,
-            "{other}"
-        );
+        assert_eq!(w.cluster.gpu_types[ty as usize] == "T4", expect_t4, "{other}");
     }
 }
 
@@ -206,12 +196,7 @@ fn deadline_planning_admits_what_fits_and_meets_more_deadlines_than_edf() {
     );
     let edf = run(&w, "edf", &PlannerConfig::default());
     let hit = |r: &RunResult| r.metrics.deadline_hit_rate.unwrap();
-    assert!(
-        hit(&plan) > hit(&edf),
-        "plan {} edf {}",
-        hit(&plan),
-        hit(&edf)
-    );
+    assert!(hit(&plan) > hit(&edf), "plan {} edf {}", hit(&plan), hit(&edf));
     assert!(hit(&plan) >= 0.3);
 }
 
@@ -317,10 +302,7 @@ fn policy_names_stay_unique_without_elastic_scaling() {
 
 #[test]
 fn every_policy_finishes_a_mixed_workload_with_valid_schedules() {
-    let t = table(&[
-        ("m", "A100", CURVE),
-        ("m", "T4", &[(1, 3.0), (2, 5.5), (4, 10.0)]),
-    ]);
+    let t = table(&[("m", "A100", CURVE), ("m", "T4", &[(1, 3.0), (2, 5.5), (4, 10.0)])]);
     let c = cluster(&[("A100", 2, 8), ("T4", 2, 4)]);
     let mut jobs: Vec<Job> = (0..60)
         .map(|i| {

@@ -10,9 +10,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use cudarc::driver::sys::CUevent_flags;
-use cudarc::driver::{
-    CudaContext, CudaStream, DevicePtr, DevicePtrMut, DriverError, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{CudaContext, CudaStream, DevicePtr, DevicePtrMut, DriverError, LaunchConfig, PushKernelArg};
 use tracecast_schemas::hardware::{Measured, Measurement};
 
 use crate::DeviceProperties;
@@ -62,12 +60,7 @@ impl BenchConfig {
 }
 
 /// Run every benchmark that can run; never fails as a whole.
-pub fn run_all(
-    ctx: &Arc<CudaContext>,
-    props: &DeviceProperties,
-    cfg: &BenchConfig,
-    now_unix_s: u64,
-) -> Measured {
+pub fn run_all(ctx: &Arc<CudaContext>, props: &DeviceProperties, cfg: &BenchConfig, now_unix_s: u64) -> Measured {
     let mut m = Measured {
         tool: format!("tracecast-probe {}", env!("CARGO_PKG_VERSION")),
         probed_at_unix_s: now_unix_s,
@@ -91,8 +84,7 @@ pub fn run_all(
             Err(e) => m.skipped.push(format!("fp32 fma: {e}")),
         }
     } else {
-        m.skipped
-            .push("fp32 fma: NVRTC library (libnvrtc) not found".into());
+        m.skipped.push("fp32 fma: NVRTC library (libnvrtc) not found".into());
     }
     if unsafe { cudarc::cublas::sys::is_culib_present() } {
         match bf16_gemm(ctx, &stream, cfg) {
@@ -201,8 +193,7 @@ fn fma_throughput(
     props: &DeviceProperties,
     cfg: &BenchConfig,
 ) -> Result<Option<Measurement>, BenchError> {
-    let ptx =
-        cudarc::nvrtc::compile_ptx(FMA_KERNEL).map_err(|e| BenchError::Nvrtc(format!("{e:?}")))?;
+    let ptx = cudarc::nvrtc::compile_ptx(FMA_KERNEL).map_err(|e| BenchError::Nvrtc(format!("{e:?}")))?;
     let module = ctx.load_module(ptx)?;
     let f = module.load_function("fma_loop")?;
     let blocks = u32::try_from(props.sm_count.max(1)).unwrap_or(1) * cfg.fma_blocks_per_sm;
@@ -241,9 +232,7 @@ fn bf16_gemm(
     stream: &Arc<CudaStream>,
     cfg: &BenchConfig,
 ) -> Result<Option<Measurement>, BenchError> {
-    use cudarc::cublas::sys::{
-        cublasComputeType_t, cublasGemmAlgo_t, cublasOperation_t, cudaDataType,
-    };
+    use cudarc::cublas::sys::{cublasComputeType_t, cublasGemmAlgo_t, cublasOperation_t, cudaDataType};
 
     let n = cfg.gemm_n;
     let (free, _) = ctx.mem_get_info()?;
@@ -265,11 +254,9 @@ fn bf16_gemm(
     let a = stream.clone_htod(&host)?;
     let b = stream.clone_htod(&host)?;
     let mut c = stream.alloc_zeros::<u16>(n * n)?;
-    let blas = cudarc::cublas::CudaBlas::new(stream.clone())
-        .map_err(|e| BenchError::Cublas(format!("{e:?}")))?;
+    let blas = cudarc::cublas::CudaBlas::new(stream.clone()).map_err(|e| BenchError::Cublas(format!("{e:?}")))?;
     let (alpha, beta) = (1.0_f32, 0.0_f32);
-    let dim =
-        i32::try_from(n).map_err(|_| BenchError::Other(format!("GEMM size {n} too large")))?;
+    let dim = i32::try_from(n).map_err(|_| BenchError::Other(format!("GEMM size {n} too large")))?;
     let ms = time_samples(ctx, stream, cfg.repeats, || {
         let (pa, _ra) = a.device_ptr(stream);
         let (pb, _rb) = b.device_ptr(stream);
@@ -305,9 +292,7 @@ fn bf16_gemm(
     let tflops: Vec<f64> = ms.iter().map(|t| flops / (t * 1e-3) / 1e12).collect();
     Ok(Measurement::from_samples(
         &tflops,
-        format!(
-            "cublasGemmEx {n}x{n}x{n}, BF16 in/out, FP32 compute, default algorithm, 2n^3 FLOP"
-        ),
+        format!("cublasGemmEx {n}x{n}x{n}, BF16 in/out, FP32 compute, default algorithm, 2n^3 FLOP"),
     ))
 }
 

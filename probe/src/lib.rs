@@ -29,17 +29,11 @@ pub enum ProbeError {
     #[error("GPU {ordinal} does not exist (the driver reports {count})")]
     NoSuchDevice { ordinal: usize, count: usize },
     #[error("CUDA driver call {call} failed: {source}")]
-    Driver {
-        call: &'static str,
-        source: DriverError,
-    },
+    Driver { call: &'static str, source: DriverError },
     /// cudarc panics when a driver symbol it expects is missing (a driver older
     /// than the CUDA version it was built for); that becomes this error.
     #[error("the CUDA driver library failed during {stage}: {message}")]
-    DriverPanicked {
-        stage: &'static str,
-        message: String,
-    },
+    DriverPanicked { stage: &'static str, message: String },
 }
 
 /// What to probe and how long to spend.
@@ -209,19 +203,12 @@ fn positive(v: i32) -> Option<u32> {
 /// Build the hardware profile for a probed device. Figures the driver does
 /// not report (0) are left out; peak FP32 and memory bandwidth are derived
 /// from the attributes, and their sources say how.
-pub fn profile_from_properties(
-    props: &DeviceProperties,
-    measured: Option<Measured>,
-) -> HardwareProfile {
+pub fn profile_from_properties(props: &DeviceProperties, measured: Option<Measured>) -> HardwareProfile {
     let cc = format!("{}.{}", props.cc_major, props.cc_minor);
     let sm = positive(props.sm_count);
     let clock_mhz = positive(props.clock_khz).map(|k| f64::from(k) / 1000.0);
 
-    let peak_fp32 = match (
-        sm,
-        clock_mhz,
-        fp32_lanes_per_sm(props.cc_major, props.cc_minor),
-    ) {
+    let peak_fp32 = match (sm, clock_mhz, fp32_lanes_per_sm(props.cc_major, props.cc_minor)) {
         (Some(sm), Some(mhz), Some(lanes)) => Some(Sourced::new(
             f64::from(sm) * f64::from(lanes) * 2.0 * mhz * 1e6 / 1e12,
             format!(
@@ -231,10 +218,7 @@ pub fn profile_from_properties(
         )),
         _ => None,
     };
-    let bandwidth = match (
-        positive(props.memory_clock_khz),
-        positive(props.bus_width_bits),
-    ) {
+    let bandwidth = match (positive(props.memory_clock_khz), positive(props.bus_width_bits)) {
         (Some(khz), Some(bits)) => Some(Sourced::new(
             2.0 * f64::from(khz) * 1e3 * f64::from(bits) / 8.0 / 1e9,
             format!(
@@ -264,19 +248,10 @@ pub fn profile_from_properties(
         form_factor: None,
         devices_per_package: None,
         compute: Compute {
-            sm_count: sm.map(|v| {
-                Sourced::new(
-                    v,
-                    format!("{ATTR_SOURCE}(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)"),
-                )
-            }),
+            sm_count: sm.map(|v| Sourced::new(v, format!("{ATTR_SOURCE}(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)"))),
             base_clock_mhz: None,
-            boost_clock_mhz: clock_mhz.map(|v| {
-                Sourced::new(
-                    v,
-                    format!("{ATTR_SOURCE}(CU_DEVICE_ATTRIBUTE_CLOCK_RATE), peak clock"),
-                )
-            }),
+            boost_clock_mhz: clock_mhz
+                .map(|v| Sourced::new(v, format!("{ATTR_SOURCE}(CU_DEVICE_ATTRIBUTE_CLOCK_RATE), peak clock"))),
             peak_fp32_tflops: peak_fp32,
             peak_tf32_tflops: None,
             peak_fp16_tflops: None,
@@ -286,12 +261,8 @@ pub fn profile_from_properties(
             size_gb: (props.total_mem_bytes > 0)
                 .then(|| Sourced::new(props.total_mem_bytes as f64 / 1e9, "cuDeviceTotalMem")),
             bandwidth_gbs: bandwidth,
-            bus_width_bits: positive(props.bus_width_bits).map(|v| {
-                Sourced::new(
-                    v,
-                    format!("{ATTR_SOURCE}(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)"),
-                )
-            }),
+            bus_width_bits: positive(props.bus_width_bits)
+                .map(|v| Sourced::new(v, format!("{ATTR_SOURCE}(CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)"))),
             l2_mib: positive(props.l2_bytes).map(|v| {
                 Sourced::new(
                     f64::from(v) / (1024.0 * 1024.0),
@@ -385,8 +356,7 @@ mod tests {
         };
         let p = profile_from_properties(&a100(), Some(measured));
         let text = p.to_toml_string().unwrap();
-        let back =
-            HardwareProfile::from_toml_str(&text, std::path::Path::new("probe.toml")).unwrap();
+        let back = HardwareProfile::from_toml_str(&text, std::path::Path::new("probe.toml")).unwrap();
         assert_eq!(back, p);
         assert!(text.contains("[measured.d2d_copy_gbs]"), "{text}");
     }

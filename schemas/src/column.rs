@@ -62,11 +62,23 @@ pub struct Column {
 
 /// Shorthand constructors keep the table definitions readable.
 pub const fn req(name: &'static str, ty: ColType, unit: &'static str, doc: &'static str) -> Column {
-    Column { name, ty, nullable: false, unit, doc }
+    Column {
+        name,
+        ty,
+        nullable: false,
+        unit,
+        doc,
+    }
 }
 
 pub const fn opt(name: &'static str, ty: ColType, unit: &'static str, doc: &'static str) -> Column {
-    Column { name, ty, nullable: true, unit, doc }
+    Column {
+        name,
+        ty,
+        nullable: true,
+        unit,
+        doc,
+    }
 }
 
 /// A table (or columnar file format) with a version that changes whenever

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use arrow::datatypes::{Field, Schema, SchemaRef};
 
-use crate::column::{opt, req, ColType::*, TableDef};
+use crate::column::{ColType::*, TableDef, opt, req};
 
 /// Format version of the feature directory (`features.json`, both tables).
 pub const FORMAT_VERSION: u32 = 1;
@@ -48,11 +48,36 @@ pub const FEATURE_STEPS: TableDef = TableDef {
     columns: &[
         req("trace_id", Utf8, "", "The trace."),
         req("step_id", Int64, "", "The step (`steps.step_id`)."),
-        req("dur_ns", Int64, "ns", "Measured wall time of the step (`steps.dur_ns`): the quantity the windows add up to."),
-        req("item_count", Int64, "count", "Kernels, copies and sets in the step's GPU sequence."),
-        req("gpu_span_ns", Int64, "ns", "From the first item's start to the end of the step's last-ending item; the sum of the step's window targets."),
-        req("remainder_ns", Int64, "ns", "`dur_ns - gpu_span_ns`: step time no window predicts (CPU-side time before the first kernel and after the GPU work; negative where the GPU work outlasts the CPU span)."),
-        req("window_count", Int64, "count", "Windows of the step: ceil(item_count / S)."),
+        req(
+            "dur_ns",
+            Int64,
+            "ns",
+            "Measured wall time of the step (`steps.dur_ns`): the quantity the windows add up to.",
+        ),
+        req(
+            "item_count",
+            Int64,
+            "count",
+            "Kernels, copies and sets in the step's GPU sequence.",
+        ),
+        req(
+            "gpu_span_ns",
+            Int64,
+            "ns",
+            "From the first item's start to the end of the step's last-ending item; the sum of the step's window targets.",
+        ),
+        req(
+            "remainder_ns",
+            Int64,
+            "ns",
+            "`dur_ns - gpu_span_ns`: step time no window predicts (CPU-side time before the first kernel and after the GPU work; negative where the GPU work outlasts the CPU span).",
+        ),
+        req(
+            "window_count",
+            Int64,
+            "count",
+            "Windows of the step: ceil(item_count / S).",
+        ),
         opt("gpu_name", Utf8, "", "`traces.gpu_name`."),
     ],
 };
@@ -67,13 +92,48 @@ pub const FEATURE_WINDOWS: TableDef = TableDef {
     columns: &[
         req("trace_id", Utf8, "", "The trace."),
         req("step_id", Int64, "", "The step."),
-        req("window_index", Int64, "", "Index of the window within the step, from 0."),
-        req("first_item", Int64, "", "Sequence index of the window's first central item."),
-        req("central_count", Int64, "count", "Central items: S, fewer in the step's last window."),
-        req("target_ns", Int64, "ns", "The target: wall time of the central items (durations plus the gaps after them)."),
-        req("window_items", Int64, "count", "Positions holding an item (W less the padding)."),
-        opt("window_flops", Float64, "FLOP", "Estimated FLOPs of the window's items (see `p*_flops`); 0 where none has an estimate."),
-        opt("window_bytes", Float64, "bytes", "Estimated bytes moved by the window's items (see `p*_bytes`); 0 where none has an estimate."),
+        req(
+            "window_index",
+            Int64,
+            "",
+            "Index of the window within the step, from 0.",
+        ),
+        req(
+            "first_item",
+            Int64,
+            "",
+            "Sequence index of the window's first central item.",
+        ),
+        req(
+            "central_count",
+            Int64,
+            "count",
+            "Central items: S, fewer in the step's last window.",
+        ),
+        req(
+            "target_ns",
+            Int64,
+            "ns",
+            "The target: wall time of the central items (durations plus the gaps after them).",
+        ),
+        req(
+            "window_items",
+            Int64,
+            "count",
+            "Positions holding an item (W less the padding).",
+        ),
+        opt(
+            "window_flops",
+            Float64,
+            "FLOP",
+            "Estimated FLOPs of the window's items (see `p*_flops`); 0 where none has an estimate.",
+        ),
+        opt(
+            "window_bytes",
+            Float64,
+            "bytes",
+            "Estimated bytes moved by the window's items (see `p*_bytes`); 0 where none has an estimate.",
+        ),
         req("count_gemm", Int64, "count", "Items of family gemm in the window."),
         req("count_conv", Int64, "count", "Items of family conv."),
         req("count_attention", Int64, "count", "Items of family attention."),
@@ -85,23 +145,103 @@ pub const FEATURE_WINDOWS: TableDef = TableDef {
         req("count_communication", Int64, "count", "Items of family communication."),
         req("count_optimizer", Int64, "count", "Items of family optimizer."),
         req("count_other", Int64, "count", "Items of family other."),
-        opt("share_gemm", Float64, "fraction", "*Measured*: share of the window's summed item duration spent in gemm items."),
-        opt("share_conv", Float64, "fraction", "*Measured*: duration share of conv items."),
-        opt("share_attention", Float64, "fraction", "*Measured*: duration share of attention items."),
-        opt("share_elementwise", Float64, "fraction", "*Measured*: duration share of elementwise items."),
-        opt("share_reduction", Float64, "fraction", "*Measured*: duration share of reduction items."),
-        opt("share_norm", Float64, "fraction", "*Measured*: duration share of norm items."),
-        opt("share_softmax", Float64, "fraction", "*Measured*: duration share of softmax items."),
-        opt("share_copy_memset", Float64, "fraction", "*Measured*: duration share of copy_memset items."),
-        opt("share_communication", Float64, "fraction", "*Measured*: duration share of communication items."),
-        opt("share_optimizer", Float64, "fraction", "*Measured*: duration share of optimizer items."),
-        opt("share_other", Float64, "fraction", "*Measured*: duration share of other items."),
-        req("step_items", Int64, "count", "Step context: items in the step's sequence."),
-        req("step_dur_ns", Int64, "ns", "Step context: measured wall time of the step."),
-        req("step_remainder_ns", Int64, "ns", "Step context: the step's `remainder_ns` (the same on every window of the step)."),
+        opt(
+            "share_gemm",
+            Float64,
+            "fraction",
+            "*Measured*: share of the window's summed item duration spent in gemm items.",
+        ),
+        opt(
+            "share_conv",
+            Float64,
+            "fraction",
+            "*Measured*: duration share of conv items.",
+        ),
+        opt(
+            "share_attention",
+            Float64,
+            "fraction",
+            "*Measured*: duration share of attention items.",
+        ),
+        opt(
+            "share_elementwise",
+            Float64,
+            "fraction",
+            "*Measured*: duration share of elementwise items.",
+        ),
+        opt(
+            "share_reduction",
+            Float64,
+            "fraction",
+            "*Measured*: duration share of reduction items.",
+        ),
+        opt(
+            "share_norm",
+            Float64,
+            "fraction",
+            "*Measured*: duration share of norm items.",
+        ),
+        opt(
+            "share_softmax",
+            Float64,
+            "fraction",
+            "*Measured*: duration share of softmax items.",
+        ),
+        opt(
+            "share_copy_memset",
+            Float64,
+            "fraction",
+            "*Measured*: duration share of copy_memset items.",
+        ),
+        opt(
+            "share_communication",
+            Float64,
+            "fraction",
+            "*Measured*: duration share of communication items.",
+        ),
+        opt(
+            "share_optimizer",
+            Float64,
+            "fraction",
+            "*Measured*: duration share of optimizer items.",
+        ),
+        opt(
+            "share_other",
+            Float64,
+            "fraction",
+            "*Measured*: duration share of other items.",
+        ),
+        req(
+            "step_items",
+            Int64,
+            "count",
+            "Step context: items in the step's sequence.",
+        ),
+        req(
+            "step_dur_ns",
+            Int64,
+            "ns",
+            "Step context: measured wall time of the step.",
+        ),
+        req(
+            "step_remainder_ns",
+            Int64,
+            "ns",
+            "Step context: the step's `remainder_ns` (the same on every window of the step).",
+        ),
         opt("gpu_name", Utf8, "", "Hardware: `traces.gpu_name`."),
-        opt("sm_count", Int64, "count", "Hardware: SMs (compute units on AMD) of the trace's GPU (its `devices` row named as `gpu_name`)."),
-        opt("compute_capability", Int32, "", "Hardware: compute capability as major*10 + minor (80 for 8.0)."),
+        opt(
+            "sm_count",
+            Int64,
+            "count",
+            "Hardware: SMs (compute units on AMD) of the trace's GPU (its `devices` row named as `gpu_name`).",
+        ),
+        opt(
+            "compute_capability",
+            Int32,
+            "",
+            "Hardware: compute capability as major*10 + minor (80 for 8.0).",
+        ),
     ],
 };
 
@@ -112,22 +252,77 @@ pub const FEATURE_POSITIONS: TableDef = TableDef {
     doc: "Per-position columns of `feature_windows`, repeated for each position NN = 00..W-1 as `pNN_<column>`. \
           Position (W-S)/2 is the first central item. Every column is null at padding positions.",
     columns: &[
-        opt("family", Int32, "", "Kernel family code, an index into gemm, conv, attention, elementwise, reduction, norm, softmax, copy_memset, communication, optimizer, other (from the kernel's name; collectives from ingest's classification)."),
-        opt("op_code", Int32, "", "The launching operator's name as a stable 31-bit FNV-1a code (`aten::addmm` has the same code in every trace)."),
-        opt("phase", Int32, "", "Phase of the launching operator: 0 forward, 1 backward, 2 optimizer: its own name's, else optimizer inside an optimizer-named operator, else backward inside a backward-named one, else forward."),
-        opt("op_depth", Int32, "count", "Nesting depth of the launching operator on its thread."),
-        opt("flops", Float64, "FLOP", "FLOPs estimated from the launching operator's input dims (matmul/linear/bmm/addmm/conv/attention/elementwise/norm/reduction/softmax), divided evenly over the kernels the operator launched."),
-        opt("bytes", Float64, "bytes", "Bytes read and written estimated from the operator's input dims and dtypes, divided like `flops`; for copies and sets, the bytes the trace records."),
-        opt("in0_numel", Float64, "elements", "Elements of the operator's first tensor input."),
-        opt("in1_numel", Float64, "elements", "Elements of the operator's second tensor input."),
-        opt("dtype_bytes", Int32, "bytes", "Element size of the operator's first tensor input."),
+        opt(
+            "family",
+            Int32,
+            "",
+            "Kernel family code, an index into gemm, conv, attention, elementwise, reduction, norm, softmax, copy_memset, communication, optimizer, other (from the kernel's name; collectives from ingest's classification).",
+        ),
+        opt(
+            "op_code",
+            Int32,
+            "",
+            "The launching operator's name as a stable 31-bit FNV-1a code (`aten::addmm` has the same code in every trace).",
+        ),
+        opt(
+            "phase",
+            Int32,
+            "",
+            "Phase of the launching operator: 0 forward, 1 backward, 2 optimizer: its own name's, else optimizer inside an optimizer-named operator, else backward inside a backward-named one, else forward.",
+        ),
+        opt(
+            "op_depth",
+            Int32,
+            "count",
+            "Nesting depth of the launching operator on its thread.",
+        ),
+        opt(
+            "flops",
+            Float64,
+            "FLOP",
+            "FLOPs estimated from the launching operator's input dims (matmul/linear/bmm/addmm/conv/attention/elementwise/norm/reduction/softmax), divided evenly over the kernels the operator launched.",
+        ),
+        opt(
+            "bytes",
+            Float64,
+            "bytes",
+            "Bytes read and written estimated from the operator's input dims and dtypes, divided like `flops`; for copies and sets, the bytes the trace records.",
+        ),
+        opt(
+            "in0_numel",
+            Float64,
+            "elements",
+            "Elements of the operator's first tensor input.",
+        ),
+        opt(
+            "in1_numel",
+            Float64,
+            "elements",
+            "Elements of the operator's second tensor input.",
+        ),
+        opt(
+            "dtype_bytes",
+            Int32,
+            "bytes",
+            "Element size of the operator's first tensor input.",
+        ),
         opt("grid", Int64, "count", "Blocks in the grid (x*y*z)."),
         opt("block", Int64, "count", "Threads per block (x*y*z)."),
         opt("registers", Int64, "count", "Registers per thread."),
         opt("shared_memory_bytes", Int64, "bytes", "Shared memory per block."),
         opt("occupancy_pct", Float64, "%", "Occupancy the trace records."),
-        opt("launch_delay_ns", Int64, "ns", "*Measured*: GPU start minus the start of the runtime call that launched it."),
-        opt("gap_ns", Int64, "ns", "*Measured*: the next item's start minus this item's end (negative where they overlap)."),
+        opt(
+            "launch_delay_ns",
+            Int64,
+            "ns",
+            "*Measured*: GPU start minus the start of the runtime call that launched it.",
+        ),
+        opt(
+            "gap_ns",
+            Int64,
+            "ns",
+            "*Measured*: the next item's start minus this item's end (negative where they overlap).",
+        ),
     ],
 };
 
@@ -159,7 +354,10 @@ mod tests {
     #[test]
     fn window_schema_has_every_position() {
         let schema = window_schema(4);
-        assert_eq!(schema.fields().len(), FEATURE_WINDOWS.columns.len() + 4 * FEATURE_POSITIONS.columns.len());
+        assert_eq!(
+            schema.fields().len(),
+            FEATURE_WINDOWS.columns.len() + 4 * FEATURE_POSITIONS.columns.len()
+        );
         assert!(schema.field_with_name("p03_gap_ns").is_ok());
         assert!(schema.field_with_name("p04_gap_ns").is_err());
     }
@@ -167,8 +365,14 @@ mod tests {
     #[test]
     fn every_family_has_its_aggregates() {
         for f in FAMILIES {
-            assert!(FEATURE_WINDOWS.columns.iter().any(|c| c.name == format!("count_{f}")), "count_{f}");
-            assert!(FEATURE_WINDOWS.columns.iter().any(|c| c.name == format!("share_{f}")), "share_{f}");
+            assert!(
+                FEATURE_WINDOWS.columns.iter().any(|c| c.name == format!("count_{f}")),
+                "count_{f}"
+            );
+            assert!(
+                FEATURE_WINDOWS.columns.iter().any(|c| c.name == format!("share_{f}")),
+                "share_{f}"
+            );
         }
     }
 }

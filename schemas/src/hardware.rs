@@ -228,26 +228,16 @@ impl Measurement {
 #[derive(Debug, thiserror::Error)]
 pub enum HardwareError {
     #[error("{}: cannot read: {source}", path.display())]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Read { path: PathBuf, source: std::io::Error },
     #[error("{}: cannot write: {source}", path.display())]
-    Write {
-        path: PathBuf,
-        source: std::io::Error,
-    },
+    Write { path: PathBuf, source: std::io::Error },
     #[error("{}: not a valid hardware profile: {source}", path.display())]
     Parse {
         path: PathBuf,
         source: Box<toml::de::Error>,
     },
     #[error("{}: format_version {found} is not supported (this build reads {supported})", path.display())]
-    Version {
-        path: PathBuf,
-        found: u32,
-        supported: u32,
-    },
+    Version { path: PathBuf, found: u32, supported: u32 },
     #[error("{}: field `{field}`: {reason}", path.display())]
     Invalid {
         path: PathBuf,
@@ -255,16 +245,9 @@ pub enum HardwareError {
         reason: String,
     },
     #[error("cannot serialize hardware profile `{name}`: {source}")]
-    Serialize {
-        name: String,
-        source: toml::ser::Error,
-    },
+    Serialize { name: String, source: toml::ser::Error },
     #[error("{}: GPU name `{key}` is also claimed by {}", path.display(), other.display())]
-    DuplicateName {
-        path: PathBuf,
-        other: PathBuf,
-        key: String,
-    },
+    DuplicateName { path: PathBuf, other: PathBuf, key: String },
     #[error("{}: no hardware profiles (*.toml) found", path.display())]
     EmptyCatalog { path: PathBuf },
 }
@@ -375,10 +358,7 @@ impl HardwareProfile {
                 return Err(FieldError::new(field, "is empty"));
             }
             if let Some(prev) = seen.insert(normalize_gpu_name(alias), alias) {
-                return Err(FieldError::new(
-                    field,
-                    format!("`{alias}` repeats `{prev}`"),
-                ));
+                return Err(FieldError::new(field, format!("`{alias}` repeats `{prev}`")));
             }
         }
         if let Some(cc) = &self.compute_capability
@@ -406,10 +386,7 @@ impl HardwareProfile {
         {
             return Err(FieldError::new(
                 "compute.base_clock_mhz",
-                format!(
-                    "{} MHz is above the boost clock {} MHz",
-                    base.value, boost.value
-                ),
+                format!("{} MHz is above the boost clock {} MHz", base.value, boost.value),
             ));
         }
         let m = &self.memory;
@@ -456,25 +433,17 @@ impl HardwareProfile {
 
     /// Compute capability as (major, minor), when present.
     pub fn compute_capability_pair(&self) -> Option<(u32, u32)> {
-        self.compute_capability
-            .as_deref()
-            .and_then(parse_compute_capability)
+        self.compute_capability.as_deref().and_then(parse_compute_capability)
     }
 
     /// Peak dense FP32 in FLOP/s.
     pub fn peak_fp32_flops(&self) -> Option<f64> {
-        self.compute
-            .peak_fp32_tflops
-            .as_ref()
-            .map(|s| s.value * 1e12)
+        self.compute.peak_fp32_tflops.as_ref().map(|s| s.value * 1e12)
     }
 
     /// Peak dense BF16 in FLOP/s.
     pub fn peak_bf16_flops(&self) -> Option<f64> {
-        self.compute
-            .peak_bf16_tflops
-            .as_ref()
-            .map(|s| s.value * 1e12)
+        self.compute.peak_bf16_tflops.as_ref().map(|s| s.value * 1e12)
     }
 
     /// Memory bandwidth in bytes/s.
@@ -484,10 +453,7 @@ impl HardwareProfile {
 
     /// L2 size in bytes.
     pub fn l2_bytes(&self) -> Option<f64> {
-        self.memory
-            .l2_mib
-            .as_ref()
-            .map(|s| s.value * 1024.0 * 1024.0)
+        self.memory.l2_mib.as_ref().map(|s| s.value * 1024.0 * 1024.0)
     }
 }
 
@@ -536,10 +502,7 @@ fn check_measurement(field: &str, m: &Measurement) -> Result<(), FieldError> {
     if !(m.min <= m.median && m.median <= m.max) {
         return Err(FieldError::new(
             field,
-            format!(
-                "min {} <= median {} <= max {} does not hold",
-                m.min, m.median, m.max
-            ),
+            format!("min {} <= median {} <= max {} does not hold", m.min, m.median, m.max),
         ));
     }
     if m.repeats == 0 {
@@ -559,11 +522,7 @@ fn parse_compute_capability(cc: &str) -> Option<(u32, u32)> {
 /// The key a GPU name is looked up by: lower case, single spaces, without a
 /// leading "NVIDIA " (drivers and datasheets disagree on whether to add it).
 pub fn normalize_gpu_name(name: &str) -> String {
-    let lower = name
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_lowercase();
+    let lower = name.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
     match lower.strip_prefix("nvidia ") {
         Some(rest) if !rest.is_empty() => rest.to_string(),
         _ => lower,
@@ -699,10 +658,7 @@ size_gb = { value = 16.0, source = "datasheet" }
 
     #[test]
     fn errors_name_file_and_field() {
-        let bad = MINIMAL.replace(
-            "value = 10, source = \"datasheet\"",
-            "value = 10, source = \" \"",
-        );
+        let bad = MINIMAL.replace("value = 10, source = \"datasheet\"", "value = 10, source = \" \"");
         let err = HardwareProfile::from_toml_str(&bad, Path::new("fixtures/x1.toml")).unwrap_err();
         let msg = err.to_string();
         assert!(msg.contains("fixtures/x1.toml"), "{msg}");
@@ -735,18 +691,12 @@ size_gb = { value = 16.0, source = "datasheet" }
 
         let v2 = MINIMAL.replace("format_version = 1", "format_version = 2");
         let err = HardwareProfile::from_toml_str(&v2, Path::new("x1.toml")).unwrap_err();
-        assert!(
-            matches!(err, HardwareError::Version { found: 2, .. }),
-            "{err}"
-        );
+        assert!(matches!(err, HardwareError::Version { found: 2, .. }), "{err}");
     }
 
     #[test]
     fn duplicate_alias_within_a_profile_is_rejected() {
-        let dup = MINIMAL.replace(
-            "[\"Example-X1-16GB\"]",
-            "[\"Example-X1-16GB\", \"example-x1-16gb\"]",
-        );
+        let dup = MINIMAL.replace("[\"Example-X1-16GB\"]", "[\"Example-X1-16GB\", \"example-x1-16gb\"]");
         let msg = HardwareProfile::from_toml_str(&dup, Path::new("x1.toml"))
             .unwrap_err()
             .to_string();
@@ -755,15 +705,9 @@ size_gb = { value = 16.0, source = "datasheet" }
 
     #[test]
     fn normalization_drops_case_spacing_and_nvidia_prefix() {
-        assert_eq!(
-            normalize_gpu_name("NVIDIA  A100-SXM4-80GB "),
-            "a100-sxm4-80gb"
-        );
+        assert_eq!(normalize_gpu_name("NVIDIA  A100-SXM4-80GB "), "a100-sxm4-80gb");
         assert_eq!(normalize_gpu_name("a100-SXM4-80GB"), "a100-sxm4-80gb");
-        assert_eq!(
-            normalize_gpu_name("AMD Instinct MI300X"),
-            "amd instinct mi300x"
-        );
+        assert_eq!(normalize_gpu_name("AMD Instinct MI300X"), "amd instinct mi300x");
         // "NVIDIA" alone is a name, not an empty one.
         assert_eq!(normalize_gpu_name("NVIDIA"), "nvidia");
     }
@@ -771,8 +715,7 @@ size_gb = { value = 16.0, source = "datasheet" }
     #[test]
     fn catalog_resolves_names_aliases_and_stems_and_refuses_clashes() {
         let mut cat = Catalog::default();
-        cat.insert(PathBuf::from("dir/example-x1.toml"), minimal())
-            .unwrap();
+        cat.insert(PathBuf::from("dir/example-x1.toml"), minimal()).unwrap();
         for q in [
             "Example X1",
             "nvidia example x1",
@@ -787,16 +730,11 @@ size_gb = { value = 16.0, source = "datasheet" }
             );
         }
         assert!(cat.resolve("Example X2").is_none());
-        assert_eq!(
-            cat.path_of("example x1"),
-            Some(Path::new("dir/example-x1.toml"))
-        );
+        assert_eq!(cat.path_of("example x1"), Some(Path::new("dir/example-x1.toml")));
 
         let mut other = minimal();
         other.name = "Other".into();
-        let err = cat
-            .insert(PathBuf::from("dir/other.toml"), other)
-            .unwrap_err();
+        let err = cat.insert(PathBuf::from("dir/other.toml"), other).unwrap_err();
         assert!(matches!(err, HardwareError::DuplicateName { .. }), "{err}");
         assert_eq!(cat.len(), 1);
     }
@@ -833,13 +771,7 @@ size_gb = { value = 16.0, source = "datasheet" }
         std::fs::remove_dir_all(&dir).unwrap();
 
         let mut bad = p.clone();
-        bad.measured
-            .as_mut()
-            .unwrap()
-            .d2d_copy_gbs
-            .as_mut()
-            .unwrap()
-            .min = 5000.0;
+        bad.measured.as_mut().unwrap().d2d_copy_gbs.as_mut().unwrap().min = 5000.0;
         let msg = bad.save(dir.join("bad.toml")).unwrap_err().to_string();
         assert!(
             msg.contains("bad.toml") && msg.contains("measured.d2d_copy_gbs"),

@@ -42,12 +42,7 @@ pub const JOBS: TableDef = TableDef {
             "samples",
             "Global batch size; a size the table lacks is interpolated.",
         ),
-        opt(
-            "iterations",
-            Float64,
-            "count",
-            "Training iterations to run.",
-        ),
+        opt("iterations", Float64, "count", "Training iterations to run."),
         opt(
             "duration_s",
             Float64,
@@ -93,12 +88,7 @@ pub const THROUGHPUT: TableDef = TableDef {
     doc: "Training throughput per job type, GPU type, global batch size and GPU count, as CSV or Parquet \
           (`tracecast predict` writes it; measured tables work too). Missing counts and batch sizes are interpolated.",
     columns: &[
-        req(
-            "job_type",
-            Utf8,
-            "",
-            "Model / workload name, as in the job table.",
-        ),
+        req("job_type", Utf8, "", "Model / workload name, as in the job table."),
         req(
             "gpu_type",
             Utf8,
@@ -134,25 +124,10 @@ pub const SCHEDULE_SEGMENTS: TableDef = TableDef {
     doc: "`schedule.csv`: one row per segment of `schedule.json` (a job holding a fixed set of GPUs over [start_s, end_s)).",
     columns: &[
         req("job_id", Utf8, "", "The job."),
-        req(
-            "segment",
-            Int64,
-            "",
-            "0-based index of the segment within the job.",
-        ),
-        req(
-            "start_s",
-            Float64,
-            "s",
-            "Segment start, seconds from the trace start.",
-        ),
+        req("segment", Int64, "", "0-based index of the segment within the job."),
+        req("start_s", Float64, "s", "Segment start, seconds from the trace start."),
         req("end_s", Float64, "s", "Segment end (exclusive)."),
-        req(
-            "gpu_type",
-            Utf8,
-            "",
-            "GPU type of every GPU in the segment.",
-        ),
+        req("gpu_type", Utf8, "", "GPU type of every GPU in the segment."),
         req("num_gpus", Int64, "count", "GPUs held."),
         req(
             "nodes",

@@ -39,14 +39,8 @@ fn every_profile_loads_validates_and_round_trips() {
         }
         // What the predictor needs to price a trace on this GPU.
         let missing: Vec<&str> = [
-            (
-                "compute.peak_fp32_tflops",
-                profile.compute.peak_fp32_tflops.is_some(),
-            ),
-            (
-                "memory.bandwidth_gbs",
-                profile.memory.bandwidth_gbs.is_some(),
-            ),
+            ("compute.peak_fp32_tflops", profile.compute.peak_fp32_tflops.is_some()),
+            ("memory.bandwidth_gbs", profile.memory.bandwidth_gbs.is_some()),
             ("memory.size_gb", profile.memory.size_gb.is_some()),
             ("compute_capability", profile.compute_capability.is_some()),
         ]
@@ -54,11 +48,7 @@ fn every_profile_loads_validates_and_round_trips() {
         .filter(|(_, present)| !present)
         .map(|(f, _)| f)
         .collect();
-        assert!(
-            missing.is_empty(),
-            "{}: missing {missing:?}",
-            path.display()
-        );
+        assert!(missing.is_empty(), "{}: missing {missing:?}", path.display());
     }
 }
 
@@ -97,10 +87,7 @@ fn peak_fp32_agrees_with_lanes_times_clock_where_both_are_given() {
         );
         checked += 1;
     }
-    assert!(
-        checked >= 7,
-        "only {checked} profiles had SMs, clock and peak"
-    );
+    assert!(checked >= 7, "only {checked} profiles had SMs, clock and peak");
 }
 
 #[test]
@@ -133,20 +120,13 @@ fn the_issue_list_of_gpus_is_covered() {
         cat.resolve("MI300X").map(|p| p.name.as_str()),
         Some("AMD Instinct MI300X")
     );
-    assert_eq!(
-        cat.resolve("MI300").map(|p| p.name.as_str()),
-        None,
-        "no fuzzy matching"
-    );
+    assert_eq!(cat.resolve("MI300").map(|p| p.name.as_str()), None, "no fuzzy matching");
     assert_eq!(
         cat.resolve("H100 PCIe").map(|p| p.name.as_str()),
         None,
         "no fuzzy matching"
     );
-    assert_eq!(
-        cat.resolve("amd instinct mi300x").unwrap().vendor,
-        Vendor::Amd
-    );
+    assert_eq!(cat.resolve("amd instinct mi300x").unwrap().vendor, Vendor::Amd);
 }
 
 /// GPU names and compute capabilities from the "GPU (deviceProperties)"
@@ -157,9 +137,7 @@ fn gpus_in_trace_catalog(markdown: &str) -> Vec<(String, String)> {
     for line in markdown.lines() {
         let cells: Vec<&str> = line.split('|').map(str::trim).collect();
         if gpu_col.is_none() {
-            gpu_col = cells
-                .iter()
-                .position(|c| c.starts_with("GPU (deviceProperties)"));
+            gpu_col = cells.iter().position(|c| c.starts_with("GPU (deviceProperties)"));
             continue;
         }
         let Some(col) = gpu_col else { continue };

@@ -14,7 +14,10 @@ pub fn tracecast(args: &[&str]) -> Output {
 }
 
 pub fn text(out: &Output) -> (String, String) {
-    (String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
 }
 
 pub fn workspace_root() -> PathBuf {
@@ -45,15 +48,25 @@ pub fn query(lake: &Path, sql: &str) -> Vec<serde_json::Map<String, serde_json::
     let (stdout, stderr) = text(&out);
     assert!(out.status.success(), "query failed: {sql}\n{stderr}");
     let value: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
-    value.as_array().unwrap().iter().map(|v| v.as_object().unwrap().clone()).collect()
+    value
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_object().unwrap().clone())
+        .collect()
 }
 
 pub fn int(row: &serde_json::Map<String, serde_json::Value>, key: &str) -> i64 {
-    row.get(key).and_then(|v| v.as_i64()).unwrap_or_else(|| panic!("{key} in {row:?}"))
+    row.get(key)
+        .and_then(|v| v.as_i64())
+        .unwrap_or_else(|| panic!("{key} in {row:?}"))
 }
 
 pub fn string(row: &serde_json::Map<String, serde_json::Value>, key: &str) -> String {
-    row.get(key).and_then(|v| v.as_str()).unwrap_or_else(|| panic!("{key} in {row:?}")).to_string()
+    row.get(key)
+        .and_then(|v| v.as_str())
+        .unwrap_or_else(|| panic!("{key} in {row:?}"))
+        .to_string()
 }
 
 /// Every file under a directory with its bytes, to show a lake did not change.
@@ -76,7 +89,10 @@ pub fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
 
 /// Snapshot of the data tables only (everything but `_ingest_log`).
 pub fn data_snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
-    snapshot(dir).into_iter().filter(|(p, _)| !p.to_string_lossy().contains("_ingest_log")).collect()
+    snapshot(dir)
+        .into_iter()
+        .filter(|(p, _)| !p.to_string_lossy().contains("_ingest_log"))
+        .collect()
 }
 
 /// The lake of all shared traces (their four source folders; the catalog
@@ -98,7 +114,10 @@ pub fn shared_lake() -> Option<&'static Path> {
         let out = tracecast(&args.iter().map(String::as_str).collect::<Vec<_>>());
         let (stdout, stderr) = text(&out);
         assert!(out.status.success(), "{stdout}{stderr}");
-        assert!(stdout.starts_with("ingested 20, skipped 0 already present, failed 0"), "{stdout}");
+        assert!(
+            stdout.starts_with("ingested 20, skipped 0 already present, failed 0"),
+            "{stdout}"
+        );
         Some((dir, lake))
     });
     built.as_ref().map(|(_, lake)| lake.as_path())

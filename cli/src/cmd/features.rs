@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
-use tracecast_features::{build_features, pipeline_sql, FeatureRun, LakeOptions, WindowSpec};
+use tracecast_features::{FeatureRun, LakeOptions, WindowSpec, build_features, pipeline_sql};
 
 use crate::progress::Ui;
 
@@ -59,14 +59,18 @@ pub fn run(args: FeaturesArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
-    let (Some(lake), Some(out)) = (&args.lake, &args.out) else { unreachable!("clap requires both") };
+    let (Some(lake), Some(out)) = (&args.lake, &args.out) else {
+        unreachable!("clap requires both")
+    };
     let spinner = ui.spinner("building windows");
     let progress = |rows: u64| spinner.set_message(format!("building windows: {rows} written"));
     let run = FeatureRun {
         lake,
         out,
         spec,
-        lake_options: LakeOptions { memory_limit: args.memory_limit.map(|m| m << 20) },
+        lake_options: LakeOptions {
+            memory_limit: args.memory_limit.map(|m| m << 20),
+        },
         sql_dir: args.sql.as_deref(),
         progress: &progress,
     };
@@ -74,7 +78,10 @@ pub fn run(args: FeaturesArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
     let summary = runtime.block_on(build_features(&run))?;
     spinner.finish_and_clear();
     for skipped in &summary.skipped {
-        eprintln!("no windows: {} ({}): {}", skipped.source, skipped.trace_id, skipped.reason);
+        eprintln!(
+            "no windows: {} ({}): {}",
+            skipped.source, skipped.trace_id, skipped.reason
+        );
     }
     let seconds = started.elapsed().as_secs_f64();
     println!(

@@ -5,7 +5,7 @@ use std::time::Instant;
 use anyhow::Context;
 use clap::Args;
 use indicatif::ProgressBar;
-use tracecast_ingest::{ingest, IngestOptions, Progress};
+use tracecast_ingest::{IngestOptions, Progress, ingest};
 
 use crate::exit;
 use crate::progress::Ui;
@@ -57,8 +57,12 @@ impl Progress for Bars {
 
 pub fn run(args: IngestArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
-    let options = IngestOptions { chunk_bytes: args.chunk_mib.max(1) << 20 };
-    let bars = Bars { bar: ui.bar(0, "scanning", true) };
+    let options = IngestOptions {
+        chunk_bytes: args.chunk_mib.max(1) << 20,
+    };
+    let bars = Bars {
+        bar: ui.bar(0, "scanning", true),
+    };
     let summary = ingest(&args.paths, &args.lake, &options, &bars)
         .with_context(|| format!("ingest into {}", args.lake.display()))?;
     bars.bar.finish_and_clear();
@@ -84,5 +88,9 @@ pub fn run(args: IngestArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
         summary.kernels,
         secs,
     );
-    Ok(if summary.failed > 0 { exit::partial() } else { ExitCode::SUCCESS })
+    Ok(if summary.failed > 0 {
+        exit::partial()
+    } else {
+        ExitCode::SUCCESS
+    })
 }

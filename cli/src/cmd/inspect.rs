@@ -3,7 +3,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use tracecast_ingest::inspect::{summarize, TraceSummary};
+use tracecast_ingest::inspect::{TraceSummary, summarize};
 
 use crate::exit;
 
@@ -52,7 +52,11 @@ pub fn run(args: InspectArgs) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|(label, s)| serde_json::json!({ "source": label, "summary": s }))
             .collect();
-        let value = if json.len() == 1 { json[0].clone() } else { serde_json::Value::Array(json) };
+        let value = if json.len() == 1 {
+            json[0].clone()
+        } else {
+            serde_json::Value::Array(json)
+        };
         println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
         for (label, s) in &out {
@@ -64,11 +68,26 @@ pub fn run(args: InspectArgs) -> anyhow::Result<ExitCode> {
 
 fn print_text(label: &str, s: &TraceSummary) {
     println!("{label}");
-    println!("  format      {} ({}{})", s.format, s.era, s.schema_version.as_deref().map(|v| format!(", schema {v}")).unwrap_or_default());
-    let gpus = if s.devices.is_empty() { "none listed".to_string() } else { format!("{} x {}", s.devices.len(), s.gpu_name.as_deref().unwrap_or("?")) };
+    println!(
+        "  format      {} ({}{})",
+        s.format,
+        s.era,
+        s.schema_version
+            .as_deref()
+            .map(|v| format!(", schema {v}"))
+            .unwrap_or_default()
+    );
+    let gpus = if s.devices.is_empty() {
+        "none listed".to_string()
+    } else {
+        format!("{} x {}", s.devices.len(), s.gpu_name.as_deref().unwrap_or("?"))
+    };
     println!("  gpus        {gpus}");
     let dist = match (s.rank, s.world_size) {
-        (Some(r), Some(w)) => format!("rank {r} of {w}{}", s.backend.as_deref().map(|b| format!(" ({b})")).unwrap_or_default()),
+        (Some(r), Some(w)) => format!(
+            "rank {r} of {w}{}",
+            s.backend.as_deref().map(|b| format!(" ({b})")).unwrap_or_default()
+        ),
         (Some(r), None) => format!("rank {r}"),
         _ => "single process".to_string(),
     };
@@ -77,24 +96,41 @@ fn print_text(label: &str, s: &TraceSummary) {
         println!("  et nodes    {}", s.et_nodes);
         return;
     }
-    println!("  events      {} ({} ops, {} launches, {} kernels, {} memcpy/memset)", s.events, s.ops, s.launches, s.kernels, s.memcpys);
-    println!("  kernels     {:.3} ms in all; communication {:.1}%; without a launch in the trace {:.1}%; linked to an operator {:.1}%",
-        s.kernel_time_ms, s.communication_share_pct, s.unlinked_kernel_share_pct, s.kernels_with_op_pct);
+    println!(
+        "  events      {} ({} ops, {} launches, {} kernels, {} memcpy/memset)",
+        s.events, s.ops, s.launches, s.kernels, s.memcpys
+    );
+    println!(
+        "  kernels     {:.3} ms in all; communication {:.1}%; without a launch in the trace {:.1}%; linked to an operator {:.1}%",
+        s.kernel_time_ms, s.communication_share_pct, s.unlinked_kernel_share_pct, s.kernels_with_op_pct
+    );
     if s.steps.is_empty() {
         println!("  steps       none found (no ProfilerStep#, PARAM iteration or Optimizer.step annotations)");
     } else {
         println!("  steps       {} ({})", s.steps.len(), s.steps[0].source);
         for st in &s.steps {
-            println!("    {:<28} {:>10.3} ms  {:>6} kernels  GPU busy {:>5.1}%", st.name, st.dur_ms, st.kernels, st.gpu_busy_pct);
+            println!(
+                "    {:<28} {:>10.3} ms  {:>6} kernels  GPU busy {:>5.1}%",
+                st.name, st.dur_ms, st.kernels, st.gpu_busy_pct
+            );
         }
     }
-    for (title, rows) in [("top kernels", &s.top_kernels), ("top operators (by the GPU time of their kernels)", &s.top_ops)] {
+    for (title, rows) in [
+        ("top kernels", &s.top_kernels),
+        ("top operators (by the GPU time of their kernels)", &s.top_ops),
+    ] {
         if rows.is_empty() {
             continue;
         }
         println!("  {title}");
         for r in rows.iter() {
-            println!("    {:>6.1}% {:>10.3} ms {:>6}x  {}", r.share_pct, r.total_ms, r.count, shorten(&r.name, 90));
+            println!(
+                "    {:>6.1}% {:>10.3} ms {:>6}x  {}",
+                r.share_pct,
+                r.total_ms,
+                r.count,
+                shorten(&r.name, 90)
+            );
         }
     }
 }

@@ -246,9 +246,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     let m = &planned.metrics;
     println!(
         "\n{policy}{}: planned in {:.3}s, schedule verified",
-        belief
-            .as_ref()
-            .map_or(String::new(), |b| format!(" ({})", b.0)),
+        belief.as_ref().map_or(String::new(), |b| format!(" ({})", b.0)),
         m.planning_s.unwrap_or(0.0)
     );
     println!(
@@ -274,9 +272,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
 
     if let Some((label, _)) = &belief {
         // Planned on the truth once; the experiment below reuses it.
-        let truth = tracecast_plan::run_policy(w, &policy, &cfg)?
-            .metrics
-            .avg_jct_s;
+        let truth = tracecast_plan::run_policy(w, &policy, &cfg)?.metrics.avg_jct_s;
         println!(
             "\nplanning with predictions ({label}): avg JCT {:.3}h vs {:.3}h with true throughputs: {:+.2}%",
             m.avg_jct_s / 3600.0,
@@ -286,15 +282,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         if let Some(d) = dist {
             let seeds: Vec<u64> = (1..=args.error_seeds).collect();
             // Seed 1 is the plan written above (`belief` is perturbed with seed 1).
-            let e = tracecast_plan::prediction_error(
-                w,
-                &policy,
-                &cfg,
-                d,
-                &seeds,
-                truth,
-                &[(1, m.avg_jct_s)],
-            )?;
+            let e = tracecast_plan::prediction_error(w, &policy, &cfg, d, &seeds, truth, &[(1, m.avg_jct_s)])?;
             println!(
                 "  over {} seeds: mean {:+.2}%, worst {:+.2}%",
                 seeds.len(),
@@ -308,10 +296,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
 
     if args.compare {
         let mut rows = vec![planned.metrics.clone()];
-        for (name, r) in BASELINES
-            .iter()
-            .zip(tracecast_plan::run_policies(w, BASELINES, &cfg))
-        {
+        for (name, r) in BASELINES.iter().zip(tracecast_plan::run_policies(w, BASELINES, &cfg)) {
             rows.push(r.with_context(|| format!("baseline {name}"))?.metrics);
         }
         let table = comparison_table(&rows);

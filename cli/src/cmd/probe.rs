@@ -56,16 +56,9 @@ pub fn run(args: ProbeArgs) -> anyhow::Result<ExitCode> {
             profile
                 .save(path)
                 .with_context(|| format!("writing {}", path.display()))?;
-            eprintln!(
-                "wrote the hardware profile of {} to {}",
-                profile.name,
-                path.display()
-            );
+            eprintln!("wrote the hardware profile of {} to {}", profile.name, path.display());
         }
-        None => print!(
-            "{}",
-            profile.to_toml_string().context("formatting the profile")?
-        ),
+        None => print!("{}", profile.to_toml_string().context("formatting the profile")?),
     }
     if let Some(m) = &profile.measured {
         for s in &m.skipped {

@@ -73,8 +73,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             bail!("--restart-s must be >= 0, not {}", p.restart_s);
         }
         results.push(
-            tracecast_plan::replay_file(w, path, p.restart_s)
-                .with_context(|| format!("replay {}", path.display()))?,
+            tracecast_plan::replay_file(w, path, p.restart_s).with_context(|| format!("replay {}", path.display()))?,
         );
         println!("{}: verified", path.display());
     } else {
@@ -85,16 +84,10 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
             spec.split(',').map(str::trim).collect()
         };
         if let Some(bad) = names.iter().find(|n| !POLICIES.contains(n)) {
-            bail!(
-                "unknown policy `{bad}` (known: {}, all)",
-                POLICIES.join(", ")
-            );
+            bail!("unknown policy `{bad}` (known: {}, all)", POLICIES.join(", "));
         }
         let cfg = args.planner.config(Objective::Jct)?;
-        for (name, r) in names
-            .iter()
-            .zip(tracecast_plan::run_policies(w, &names, &cfg))
-        {
+        for (name, r) in names.iter().zip(tracecast_plan::run_policies(w, &names, &cfg)) {
             results.push(r.with_context(|| format!("simulate {name}"))?);
         }
     }

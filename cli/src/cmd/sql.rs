@@ -3,12 +3,12 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context};
+use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use datafusion::sql::parser::DFParser;
-use tracecast_features::{open_lake, table_names, LakeOptions};
+use tracecast_features::{LakeOptions, open_lake, table_names};
 
 /// Query the lake with SQL (Apache DataFusion's dialect).
 ///
@@ -82,7 +82,9 @@ pub fn run(args: SqlArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn query(args: &SqlArgs, sql: &str) -> anyhow::Result<Vec<RecordBatch>> {
-    let options = LakeOptions { memory_limit: args.memory_limit.map(|m| m << 20) };
+    let options = LakeOptions {
+        memory_limit: args.memory_limit.map(|m| m << 20),
+    };
     let ctx = match &args.lake {
         Some(lake) => open_lake(lake, &options).await?,
         None => SessionContext::new_with_config(SessionConfig::new().with_information_schema(true)),
@@ -91,7 +93,11 @@ async fn query(args: &SqlArgs, sql: &str) -> anyhow::Result<Vec<RecordBatch>> {
         if !path.exists() {
             bail!("--table {name}={}: no such file or folder", path.display());
         }
-        let url = if path.is_dir() { format!("{}/", path.display()) } else { path.display().to_string() };
+        let url = if path.is_dir() {
+            format!("{}/", path.display())
+        } else {
+            path.display().to_string()
+        };
         ctx.register_parquet(name.as_str(), &url, ParquetReadOptions::default())
             .await
             .with_context(|| format!("--table {name}={}", path.display()))?;
@@ -103,7 +109,13 @@ async fn query(args: &SqlArgs, sql: &str) -> anyhow::Result<Vec<RecordBatch>> {
     let mut last = Vec::new();
     for statement in statements {
         let plan = ctx.state().statement_to_plan(statement).await.map_err(explain)?;
-        last = ctx.execute_logical_plan(plan).await.map_err(explain)?.collect().await.map_err(explain)?;
+        last = ctx
+            .execute_logical_plan(plan)
+            .await
+            .map_err(explain)?
+            .collect()
+            .await
+            .map_err(explain)?;
     }
     Ok(last)
 }
@@ -128,7 +140,11 @@ fn explain(e: datafusion::error::DataFusionError) -> anyhow::Error {
 fn write<W: Write + Send>(format: OutputFormat, batches: &[RecordBatch], out: &mut W) -> anyhow::Result<()> {
     match format {
         OutputFormat::Table => {
-            writeln!(out, "{}", datafusion::arrow::util::pretty::pretty_format_batches(batches)?)?;
+            writeln!(
+                out,
+                "{}",
+                datafusion::arrow::util::pretty::pretty_format_batches(batches)?
+            )?;
         }
         OutputFormat::Csv => {
             let mut w = datafusion::arrow::csv::Writer::new(&mut *out);
@@ -158,4 +174,3 @@ fn write<W: Write + Send>(format: OutputFormat, batches: &[RecordBatch], out: &m
     out.flush()?;
     Ok(())
 }
-

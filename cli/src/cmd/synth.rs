@@ -3,7 +3,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use tracecast_ingest::synth::{write_job, Era, Packing, SynthSpec};
+use tracecast_ingest::synth::{Era, Packing, SynthSpec, write_job};
 
 /// Generate SYNTHETIC Kineto traces for tests and benchmarks.
 ///
@@ -77,6 +77,9 @@ pub fn run(args: SynthArgs) -> anyhow::Result<ExitCode> {
         files += written.len();
         kernels += stats.iter().map(|s| s.kernels).sum::<u64>();
     }
-    println!("wrote {files} synthetic trace files ({kernels} kernels) to {}", args.out.display());
+    println!(
+        "wrote {files} synthetic trace files ({kernels} kernels) to {}",
+        args.out.display()
+    );
     Ok(ExitCode::SUCCESS)
 }

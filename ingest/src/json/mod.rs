@@ -7,4 +7,6 @@ mod raw;
 pub mod split;
 pub mod time;
 
-pub use raw::{parse, parse_text, text, EventSink, ParseError, MANIFEST_FORMAT, RawDevice, RawEtIo, RawEtNode, RawEvent, RawFile};
+pub use raw::{
+    EventSink, MANIFEST_FORMAT, ParseError, RawDevice, RawEtIo, RawEtNode, RawEvent, RawFile, parse, parse_text, text,
+};

@@ -1,8 +1,8 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::lenient::{self, Scalar};
@@ -264,16 +264,23 @@ pub enum ParseError {
 /// whole buffer is cheaper than serde_json's check of each string.
 pub fn text(bytes: &[u8]) -> Result<&str, ParseError> {
     let first = bytes.iter().position(|b| !b.is_ascii_whitespace());
-    let Some(first) = first else { return Err(ParseError::Empty) };
+    let Some(first) = first else {
+        return Err(ParseError::Empty);
+    };
     if !matches!(bytes[first], b'{' | b'[') {
-        return Err(ParseError::Shape("the file does not start with a JSON object or list".into()));
+        return Err(ParseError::Shape(
+            "the file does not start with a JSON object or list".into(),
+        ));
     }
     std::str::from_utf8(bytes).map_err(|bad| {
         let line = 1 + bytes[..bad.valid_up_to()].iter().filter(|&&b| b == b'\n').count();
         ParseError::Syntax {
             line,
             column: 0,
-            detail: format!("not valid UTF-8 (byte {} is not part of a character)", bad.valid_up_to()),
+            detail: format!(
+                "not valid UTF-8 (byte {} is not part of a character)",
+                bad.valid_up_to()
+            ),
         }
     })
 }
@@ -295,8 +302,7 @@ pub fn parse_text<'a>(text: &'a str, sink: &mut dyn EventSink<'a>) -> Result<Raw
             return Err(ParseError::Manifest);
         }
         return Err(ParseError::Shape(
-            "a JSON object with neither `traceEvents` (Kineto) nor `nodes` (PyTorch Execution Trace)"
-                .into(),
+            "a JSON object with neither `traceEvents` (Kineto) nor `nodes` (PyTorch Execution Trace)".into(),
         ));
     }
     Ok(file)
@@ -306,9 +312,9 @@ fn describe(e: serde_json::Error, bytes: &[u8]) -> ParseError {
     let (line, column) = (e.line(), e.column());
     match e.classify() {
         serde_json::error::Category::Eof => ParseError::Truncated { line, column },
-        serde_json::error::Category::Data => ParseError::Shape(format!(
-            "unexpected JSON shape at line {line}, column {column}: {e}"
-        )),
+        serde_json::error::Category::Data => {
+            ParseError::Shape(format!("unexpected JSON shape at line {line}, column {column}: {e}"))
+        }
         _ => {
             let mut detail = e.to_string();
             if let Some(cut) = detail.find(" at line") {
@@ -395,16 +401,18 @@ impl<'de> Visitor<'de> for TopSeed<'_, 'de> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
         let n = EventsSeed { sink: self.sink }.visit_seq(seq)?;
-        Ok(RawFile { event_count: Some(n), bare_list: true, ..RawFile::default() })
+        Ok(RawFile {
+            event_count: Some(n),
+            bare_list: true,
+            ..RawFile::default()
+        })
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut file = RawFile::default();
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
             match key.as_ref() {
-                "traceEvents" => {
-                    file.event_count = Some(map.next_value_seed(EventsSeed { sink: &mut *self.sink })?)
-                }
+                "traceEvents" => file.event_count = Some(map.next_value_seed(EventsSeed { sink: &mut *self.sink })?),
                 "deviceProperties" | "computeProperties" => {
                     let devices: Option<Vec<RawDevice>> = map.next_value()?;
                     file.devices = devices.unwrap_or_default();
@@ -453,8 +461,14 @@ impl<'de> Visitor<'de> for TopSeed<'_, 'de> {
 /// identifier could be data, so it is not kept.
 fn printable_key(key: &str) -> String {
     let identifier = key.len() <= 64
-        && key.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ' '));
-    if identifier { key.to_string() } else { "<unprintable key>".to_string() }
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ' '));
+    if identifier {
+        key.to_string()
+    } else {
+        "<unprintable key>".to_string()
+    }
 }
 
 #[cfg(test)]
@@ -483,7 +497,8 @@ mod tests {
         assert_eq!(f.event_count, Some(1));
         assert_eq!(f.unknown_keys, vec!["SECRET_ENV".to_string()]);
         assert_eq!(f.schema_version.as_deref(), Some("1"));
-        let list = br#"[{"ph": "X", "cat": "Kernel", "name": "k", "ts": 1, "dur": 2, "pid": "Traces", "tid": "stream 7"}]"#;
+        let list =
+            br#"[{"ph": "X", "cat": "Kernel", "name": "k", "ts": 1, "dur": 2, "pid": "Traces", "tid": "stream 7"}]"#;
         let (f, events) = parse_all(list).unwrap();
         assert!(f.bare_list);
         assert_eq!(events[0].pid, None);
@@ -493,7 +508,10 @@ mod tests {
     #[test]
     fn errors_say_why() {
         assert!(matches!(parse_all(b"  \n"), Err(ParseError::Empty)));
-        assert!(matches!(parse_all(br#"{"traceEvents": [{"ph": "X""#), Err(ParseError::Truncated { .. })));
+        assert!(matches!(
+            parse_all(br#"{"traceEvents": [{"ph": "X""#),
+            Err(ParseError::Truncated { .. })
+        ));
         let nan = parse_all(br#"{"traceEvents": [{"ts": NaN}]}"#).unwrap_err().to_string();
         assert!(nan.contains("NaN and Infinity are not JSON"), "{nan}");
         let other = parse_all(br#"{"hello": 1}"#).unwrap_err().to_string();
@@ -502,7 +520,9 @@ mod tests {
         assert!(matches!(manifest, Err(ParseError::Manifest)));
         let scalar = parse_all(b"42").unwrap_err().to_string();
         assert!(scalar.contains("does not start with a JSON object"), "{scalar}");
-        let utf8 = parse_all(b"{\"traceEvents\": [{\"name\": \"\xff\"}]}").unwrap_err().to_string();
+        let utf8 = parse_all(b"{\"traceEvents\": [{\"name\": \"\xff\"}]}")
+            .unwrap_err()
+            .to_string();
         assert!(utf8.contains("not valid UTF-8"), "{utf8}");
     }
 

@@ -11,7 +11,7 @@
 
 use serde_json::Deserializer;
 
-use super::raw::{parse_text, EventSink, RawEvent, RawFile};
+use super::raw::{EventSink, RawEvent, RawFile, parse_text};
 
 /// Files below this size are not worth the second thread.
 const MIN_BYTES: usize = 4 << 20;
@@ -58,7 +58,11 @@ fn plan_from(text: &str, min_bytes: usize) -> Option<Cut> {
         let found = from + text[from..].find("},\n")?;
         let second = skip_ws(text, found + 2);
         if text.as_bytes().get(second) == Some(&b'{') {
-            return Some(Cut { first, comma: found + 1, second });
+            return Some(Cut {
+                first,
+                comma: found + 1,
+                second,
+            });
         }
         from = found + 1;
     }
@@ -68,7 +72,12 @@ fn plan_from(text: &str, min_bytes: usize) -> Option<Cut> {
 /// Parses list elements from `at` until a `]`, or until the `,` at `stop`.
 /// Returns the offset of that `]` or `,`, or `None` if the text is not a
 /// run of elements ending there.
-fn elements<'a>(text: &'a str, mut at: usize, stop: Option<usize>, sink: &mut dyn EventSink<'a>) -> Option<(usize, usize)> {
+fn elements<'a>(
+    text: &'a str,
+    mut at: usize,
+    stop: Option<usize>,
+    sink: &mut dyn EventSink<'a>,
+) -> Option<(usize, usize)> {
     let mut count = 0;
     loop {
         at = skip_ws(text, at);
@@ -108,7 +117,11 @@ pub fn parse_halves<'a>(
     if none.0 != 0 || file.et_nodes.is_some() {
         return None;
     }
-    Some(RawFile { event_count: Some(n1 + n2), et_nodes: None, ..file.into_static() })
+    Some(RawFile {
+        event_count: Some(n1 + n2),
+        et_nodes: None,
+        ..file.into_static()
+    })
 }
 
 struct NoEvents(usize);
@@ -134,8 +147,14 @@ mod tests {
     fn doc(events: usize, nested_lists: bool) -> String {
         let mut s = String::from("{\"schemaVersion\": 1, \"traceEvents\": [\n");
         for i in 0..events {
-            let args = if nested_lists { ", \"args\": {\"l\": [{\"a\": 1},\n {\"b\": 2}]}" } else { "" };
-            s.push_str(&format!("  {{\"ph\": \"X\", \"name\": \"e{i} }},\\n {{\", \"ts\": {i}{args}}}"));
+            let args = if nested_lists {
+                ", \"args\": {\"l\": [{\"a\": 1},\n {\"b\": 2}]}"
+            } else {
+                ""
+            };
+            s.push_str(&format!(
+                "  {{\"ph\": \"X\", \"name\": \"e{i} }},\\n {{\", \"ts\": {i}{args}}}"
+            ));
             s.push_str(if i + 1 < events { ",\n" } else { "\n" });
         }
         s.push_str("], \"baseTimeNanoseconds\": 42, \"traceName\": \"x\"}");

@@ -14,21 +14,13 @@ pub fn read(rows: &Rows) -> Result<Vec<Job>> {
         rows.need("num_iteration")?,
     );
     let (model, n) = (rows.need("model_name")?, rows.need("num_gpu")?);
-    let (dl, bs, dur) = (
-        rows.col("deadline"),
-        rows.col("batch_size"),
-        rows.col("duration"),
-    );
+    let (dl, bs, dur) = (rows.col("deadline"), rows.col("batch_size"), rows.col("duration"));
     let mut jobs = Vec::with_capacity(rows.rows.len());
     for (line, row) in &rows.rows {
         let line = *line;
         let iterations = rows.f64_req(line, row, iters)?;
         if iterations <= 0.0 {
-            return Err(rows.field_err(
-                line,
-                iters,
-                format!("`{iterations}` is not a positive iteration count"),
-            ));
+            return Err(rows.field_err(line, iters, format!("`{iterations}` is not a positive iteration count")));
         }
         jobs.push(Job {
             id: rows

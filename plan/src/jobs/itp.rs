@@ -18,11 +18,7 @@ pub fn read(rows: &Rows) -> Result<Vec<Job>> {
         let line = *line;
         let duration = rows.f64_req(line, row, dur)?;
         if duration <= 0.0 {
-            return Err(rows.field_err(
-                line,
-                dur,
-                format!("`{duration}` is not a positive duration"),
-            ));
+            return Err(rows.field_err(line, dur, format!("`{duration}` is not a positive duration")));
         }
         jobs.push(Job {
             id: rows

@@ -87,24 +87,14 @@ pub fn read_jobs(path: &Path) -> Result<JobSet> {
         return Err(PlanError::file(path, "no jobs"));
     }
     tracing::info!(path = %path.display(), format = format.name(), jobs = jobs.len(), skipped = skipped.len(), "read jobs");
-    Ok(JobSet {
-        format,
-        jobs,
-        skipped,
-    })
+    Ok(JobSet { format, jobs, skipped })
 }
 
 fn detect(rows: &Rows) -> Option<JobFormat> {
     let has = |cols: &[&str]| cols.iter().all(|c| rows.has(c));
     if has(&["job_id", "submit_time_s", "num_gpus"]) {
         Some(JobFormat::Tracecast)
-    } else if has(&[
-        "job_id",
-        "submission_time",
-        "num_iteration",
-        "model_name",
-        "num_gpu",
-    ]) {
+    } else if has(&["job_id", "submission_time", "num_iteration", "model_name", "num_gpu"]) {
         Some(JobFormat::ElasticFlow)
     } else if has(&["job_id", "submission_time", "duration", "num_gpu"]) {
         Some(JobFormat::Itp)
@@ -173,35 +163,19 @@ mod tests {
             Arc::new(StringArray::from(vec![None, Some("T4")])),
         ];
         let batch = RecordBatch::try_new(JOBS.schema(), cols).unwrap();
-        let mut w = parquet::arrow::ArrowWriter::try_new(
-            std::fs::File::create(&path).unwrap(),
-            JOBS.schema(),
-            None,
-        )
-        .unwrap();
+        let mut w =
+            parquet::arrow::ArrowWriter::try_new(std::fs::File::create(&path).unwrap(), JOBS.schema(), None).unwrap();
         w.write(&batch).unwrap();
         w.close().unwrap();
         let set = read_jobs(&path).unwrap();
         assert_eq!(set.format, JobFormat::Tracecast);
         let (a, b) = (&set.jobs[0], &set.jobs[1]);
         assert_eq!(
-            (
-                a.job_type.as_deref(),
-                a.batch_size,
-                a.iterations,
-                a.gpus,
-                a.deadline
-            ),
+            (a.job_type.as_deref(), a.batch_size, a.iterations, a.gpus, a.deadline),
             (Some("bert"), Some(64), Some(1000.0), 4, Some(900.0))
         );
         assert_eq!(
-            (
-                b.duration,
-                b.priority,
-                b.elastic,
-                b.gpu_type.as_deref(),
-                b.submit
-            ),
+            (b.duration, b.priority, b.elastic, b.gpu_type.as_deref(), b.submit),
             (Some(3600.0), 2, None, Some("T4"), 12.5)
         );
     }
@@ -210,21 +184,13 @@ mod tests {
     fn csv_errors_name_line_and_column() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("jobs.csv");
-        std::fs::write(
-            &p,
-            "job_id,submission_time,duration,num_gpu\nx,0,10,1\ny,5,-3,2\n",
-        )
-        .unwrap();
+        std::fs::write(&p, "job_id,submission_time,duration,num_gpu\nx,0,10,1\ny,5,-3,2\n").unwrap();
         let e = read_jobs(&p).unwrap_err().to_string();
         assert!(
             e.ends_with("jobs.csv line 3: column `duration`: `-3` is not a positive duration"),
             "{e}"
         );
-        std::fs::write(
-            &p,
-            "job_id,submission_time,duration,num_gpu\nx,0,10,1\nx,5,3,2\n",
-        )
-        .unwrap();
+        std::fs::write(&p, "job_id,submission_time,duration,num_gpu\nx,0,10,1\nx,5,3,2\n").unwrap();
         assert!(
             read_jobs(&p)
                 .unwrap_err()
@@ -232,11 +198,6 @@ mod tests {
                 .contains("job id `x` appears more than once")
         );
         std::fs::write(&p, "a,b\n1,2\n").unwrap();
-        assert!(
-            read_jobs(&p)
-                .unwrap_err()
-                .to_string()
-                .contains("unrecognised job file")
-        );
+        assert!(read_jobs(&p).unwrap_err().to_string().contains("unrecognised job file"));
     }
 }

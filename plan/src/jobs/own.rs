@@ -13,12 +13,7 @@ pub fn read(rows: &Rows) -> Result<Vec<Job>> {
         rows.need("submit_time_s")?,
         rows.need("num_gpus")?,
     );
-    let (ty, bs, it, dur) = (
-        c("job_type"),
-        c("batch_size"),
-        c("iterations"),
-        c("duration_s"),
-    );
+    let (ty, bs, it, dur) = (c("job_type"), c("batch_size"), c("iterations"), c("duration_s"));
     let (dl, prio, el, gt) = (c("deadline_s"), c("priority"), c("elastic"), c("gpu_type"));
     let mut jobs = Vec::with_capacity(rows.rows.len());
     for (line, row) in &rows.rows {
@@ -32,11 +27,7 @@ pub fn read(rows: &Rows) -> Result<Vec<Job>> {
             batch_size: match rows.int_opt(line, row, bs)? {
                 Some(v) if v > 0 && v <= u32::MAX as i64 => Some(v as u32),
                 Some(v) => {
-                    return Err(rows.field_err(
-                        line,
-                        bs.unwrap(),
-                        format!("`{v}` is not a positive batch size"),
-                    ));
+                    return Err(rows.field_err(line, bs.unwrap(), format!("`{v}` is not a positive batch size")));
                 }
                 None => None,
             },
@@ -50,11 +41,7 @@ pub fn read(rows: &Rows) -> Result<Vec<Job>> {
         };
         if job.iterations.is_none_or(|v| v <= 0.0) && job.duration.is_none_or(|v| v <= 0.0) {
             let col = it.or(dur).unwrap_or(id);
-            return Err(rows.field_err(
-                line,
-                col,
-                "a job needs positive `iterations` or `duration_s`",
-            ));
+            return Err(rows.field_err(line, col, "a job needs positive `iterations` or `duration_s`"));
         }
         jobs.push(job);
     }

@@ -10,11 +10,7 @@ use crate::table::Rows;
 
 pub fn read(rows: &Rows, skipped: &mut Vec<String>) -> Result<Vec<Job>> {
     let id = rows.col("job_id").or(rows.col("jobid"));
-    let (n, submit, dur) = (
-        rows.need("gpu_num")?,
-        rows.need("submit_time")?,
-        rows.need("duration")?,
-    );
+    let (n, submit, dur) = (rows.need("gpu_num")?, rows.need("submit_time")?, rows.need("duration")?);
     let mut jobs = Vec::with_capacity(rows.rows.len());
     let mut stamped = false;
     for (i, (line, row)) in rows.rows.iter().enumerate() {
@@ -24,18 +20,12 @@ pub fn read(rows: &Rows, skipped: &mut Vec<String>) -> Result<Vec<Job>> {
             return Err(rows.field_err(line, n, format!("`{gpus}` is not a GPU count")));
         }
         let duration = nonneg(rows, line, dur, rows.f64_req(line, row, dur)?)?;
-        let id = rows
-            .str_opt(row, id)
-            .unwrap_or_else(|| format!("row{}", i + 1));
+        let id = rows.str_opt(row, id).unwrap_or_else(|| format!("row{}", i + 1));
         if gpus == 0 || duration == 0.0 {
             skipped.push(format!(
                 "{} line {line}: job {id}: {}",
                 rows.path.display(),
-                if gpus == 0 {
-                    "no GPUs"
-                } else {
-                    "zero duration"
-                }
+                if gpus == 0 { "no GPUs" } else { "zero duration" }
             ));
             continue;
         }
@@ -48,9 +38,7 @@ pub fn read(rows: &Rows, skipped: &mut Vec<String>) -> Result<Vec<Job>> {
                     rows.field_err(
                         line,
                         submit,
-                        format!(
-                            "`{cell}` is neither seconds nor a `YYYY-MM-DD HH:MM:SS` timestamp"
-                        ),
+                        format!("`{cell}` is neither seconds nor a `YYYY-MM-DD HH:MM:SS` timestamp"),
                     )
                 })?
             }
@@ -110,10 +98,7 @@ mod tests {
     #[test]
     fn timestamps() {
         assert_eq!(parse_timestamp("1970-01-02 00:00:01"), Some(86401.0));
-        assert_eq!(
-            parse_timestamp("2020-04-01 00:00:07"),
-            Some(1_585_699_207.0)
-        );
+        assert_eq!(parse_timestamp("2020-04-01 00:00:07"), Some(1_585_699_207.0));
         assert_eq!(parse_timestamp("2020-13-01 00:00:07"), None);
     }
 }

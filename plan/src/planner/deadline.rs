@@ -55,9 +55,7 @@ pub fn fewest_gpus(
         // Prefer the current type (no move), then fewer GPUs.
         let better = match best {
             None => true,
-            Some((bt, bg)) => {
-                (Some(t as u16) == cur && Some(bt) != cur) || (Some(bt) != cur && g < bg)
-            }
+            Some((bt, bg)) => (Some(t as u16) == cur && Some(bt) != cur) || (Some(bt) != cur && g < bg),
         };
         if better {
             best = Some((t as u16, g));
@@ -136,12 +134,7 @@ mod tests {
 
     #[test]
     fn fewest_sufficient_count() {
-        let c = Curve::new(
-            vec![(1, 10.0), (2, 18.0), (4, 30.0), (8, 40.0)],
-            vec![],
-            false,
-        )
-        .unwrap();
+        let c = Curve::new(vec![(1, 10.0), (2, 18.0), (4, 30.0), (8, 40.0)], vec![], false).unwrap();
         // 1000 iterations in 40 s need 25 it/s: 3 GPUs (interpolated 24) are not enough, 4 are.
         assert_eq!(min_count(&c, 1000.0, 40.0, 0.0), Some(4));
         assert_eq!(min_count(&c, 1000.0, 110.0, 0.0), Some(1));

@@ -205,14 +205,7 @@ impl Policy for Planner {
                     let g = self.remaining_gpu_time(ctx, j);
                     match obj {
                         Objective::Makespan => (2, -g),
-                        _ => (
-                            2,
-                            if s.alloc.is_some() {
-                                g * cfg.keep_factor
-                            } else {
-                                g
-                            },
-                        ),
+                        _ => (2, if s.alloc.is_some() { g * cfg.keep_factor } else { g }),
                     }
                 };
                 (class, -job.priority, key, j, k)
@@ -241,11 +234,7 @@ impl Policy for Planner {
             let cur = ctx.st[j].alloc.map(|a| a.0);
             if class == 1 && cfg.elastic && job.elastic {
                 let rem = ctx.st[j].remaining(now);
-                let restart = if ctx.st[j].started {
-                    cfg.restart_s
-                } else {
-                    0.0
-                };
+                let restart = if ctx.st[j].started { cfg.restart_s } else { 0.0 };
                 // Aim to finish with a margin: placement penalties and later restarts eat into the slack.
                 let slack = (job.deadline.unwrap() - now) * (1.0 - DEADLINE_MARGIN);
                 match deadline::fewest_gpus(job, cur, rem, slack, restart, &free) {
@@ -262,11 +251,7 @@ impl Policy for Planner {
                     None => {}
                 }
             }
-            let base = if job.elastic && cfg.elastic {
-                1
-            } else {
-                job.req
-            };
+            let base = if job.elastic && cfg.elastic { 1 } else { job.req };
             if hetero {
                 if base as u64 <= budget {
                     budget -= base as u64;
@@ -279,9 +264,7 @@ impl Policy for Planner {
         }
         if hetero {
             // Running jobs keep their type first (no restart), then by loss.
-            chosen.sort_unstable_by(|a, b| {
-                a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2))
-            });
+            chosen.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
             for &(_, _, _, k, base) in &chosen {
                 let j = ctx.active[k];
                 if let Some(t) = pick_type(
@@ -298,19 +281,9 @@ impl Policy for Planner {
             // Backfill what per-type fragmentation left, in order.
             for &(_, _, _, j, k) in &order {
                 let job = &w.jobs[j];
-                let base = if job.elastic && cfg.elastic {
-                    1
-                } else {
-                    job.req
-                };
+                let base = if job.elastic && cfg.elastic { 1 } else { job.req };
                 if out[k].is_none()
-                    && let Some(t) = pick_type(
-                        job,
-                        ctx.st[j].alloc.map(|a| a.0),
-                        base,
-                        &free,
-                        cfg.type_min_ratio,
-                    )
+                    && let Some(t) = pick_type(job, ctx.st[j].alloc.map(|a| a.0), base, &free, cfg.type_min_ratio)
                 {
                     free[t as usize] -= base;
                     out[k] = Some((t, base));

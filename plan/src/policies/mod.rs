@@ -65,13 +65,7 @@ pub fn by_name(name: &str, cfg: &PlannerConfig) -> Option<Box<dyn Policy>> {
 /// current type while it fits and is within 25% of the fastest that fits
 /// (moving costs a restart), else the fastest that fits, provided that one
 /// reaches `min_ratio` of the job's best type.
-pub fn pick_type(
-    job: &PJob,
-    cur: Option<u16>,
-    n: u32,
-    free: &[u32],
-    min_ratio: f64,
-) -> Option<u16> {
+pub fn pick_type(job: &PJob, cur: Option<u16>, n: u32, free: &[u32], min_ratio: f64) -> Option<u16> {
     if let [c] = job.belief.as_slice() {
         // One GPU type: nothing to compare (the common case, and the hot path on big clusters).
         return (c.is_some() && free[0] >= n).then_some(0);
@@ -87,9 +81,7 @@ pub fn pick_type(
         }
     }
     let (t, r) = choice?;
-    if let Some(c) =
-        cur.filter(|&c| c != t && free[c as usize] >= n && job.belief_rate(c, n) * 1.25 >= r)
-    {
+    if let Some(c) = cur.filter(|&c| c != t && free[c as usize] >= n && job.belief_rate(c, n) * 1.25 >= r) {
         return Some(c);
     }
     (r >= min_ratio * best_any).then_some(t)

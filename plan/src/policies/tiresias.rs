@@ -23,10 +23,7 @@ impl Default for Tiresias {
 impl Tiresias {
     fn queue(&self, attained: f64) -> usize {
         // The slack keeps a job that reaches a threshold exactly from waking the engine again.
-        self.thresholds
-            .iter()
-            .take_while(|&&t| attained + 1e-6 >= t)
-            .count()
+        self.thresholds.iter().take_while(|&&t| attained + 1e-6 >= t).count()
     }
 }
 
@@ -40,14 +37,7 @@ impl Policy for Tiresias {
             .active
             .iter()
             .enumerate()
-            .map(|(k, &j)| {
-                (
-                    self.queue(ctx.st[j].attained(ctx.now)),
-                    ctx.w.jobs[j].submit,
-                    j,
-                    k,
-                )
-            })
+            .map(|(k, &j)| (self.queue(ctx.st[j].attained(ctx.now)), ctx.w.jobs[j].submit, j, k))
             .collect();
         order.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
         let order: Vec<usize> = order.into_iter().map(|o| o.3).collect();

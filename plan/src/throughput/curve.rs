@@ -15,11 +15,7 @@ pub struct Curve {
 }
 
 impl Curve {
-    pub fn new(
-        pts: Vec<(u32, f64)>,
-        cross: Vec<(u32, u32, f64)>,
-        batch_interpolated: bool,
-    ) -> Option<Curve> {
+    pub fn new(pts: Vec<(u32, f64)>, cross: Vec<(u32, u32, f64)>, batch_interpolated: bool) -> Option<Curve> {
         if pts.is_empty() {
             return None;
         }
@@ -70,10 +66,7 @@ impl Curve {
 
     /// A figure the table gives for `n` GPUs on exactly `nodes` nodes.
     pub fn cross_rate(&self, n: u32, nodes: u32) -> Option<f64> {
-        self.cross
-            .iter()
-            .find(|c| c.0 == n && c.1 == nodes)
-            .map(|c| c.2)
+        self.cross.iter().find(|c| c.0 == n && c.1 == nodes).map(|c| c.2)
     }
 
     /// The largest count worth using (the fastest point).
@@ -89,11 +82,7 @@ impl Curve {
     /// A copy with every point's throughput multiplied by `f(count)`.
     pub fn scaled(&self, mut f: impl FnMut(u32) -> f64) -> Curve {
         let pts = self.pts.iter().map(|&(n, t)| (n, t * f(n))).collect();
-        let cross = self
-            .cross
-            .iter()
-            .map(|&(n, k, t)| (n, k, t * f(n)))
-            .collect();
+        let cross = self.cross.iter().map(|&(n, k, t)| (n, k, t * f(n))).collect();
         Curve::new(pts, cross, self.batch_interpolated).unwrap()
     }
 }
@@ -130,14 +119,7 @@ mod tests {
     fn hull_is_concave_and_stops_at_peak() {
         // 4 GPUs is below the chord 2 -> 8; 16 and 32 are past the peak.
         let c = Curve::new(
-            vec![
-                (1, 10.0),
-                (2, 18.0),
-                (4, 20.0),
-                (8, 40.0),
-                (16, 38.0),
-                (32, 30.0),
-            ],
+            vec![(1, 10.0), (2, 18.0), (4, 20.0), (8, 40.0), (16, 38.0), (32, 30.0)],
             vec![],
             false,
         )

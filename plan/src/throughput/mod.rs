@@ -43,11 +43,7 @@ impl ThroughputTable {
         if !(point.iters_per_s.is_finite() && point.iters_per_s > 0.0) || point.gpus == 0 {
             return;
         }
-        if !self
-            .gpu_type_names
-            .iter()
-            .any(|g| g.eq_ignore_ascii_case(gpu_type))
-        {
+        if !self.gpu_type_names.iter().any(|g| g.eq_ignore_ascii_case(gpu_type)) {
             self.gpu_type_names.push(gpu_type.to_string());
         }
         self.entries
@@ -67,11 +63,7 @@ impl ThroughputTable {
         }
         self.sources.extend(other.sources);
         for g in other.gpu_type_names {
-            if !self
-                .gpu_type_names
-                .iter()
-                .any(|h| h.eq_ignore_ascii_case(&g))
-            {
+            if !self.gpu_type_names.iter().any(|h| h.eq_ignore_ascii_case(&g)) {
                 self.gpu_type_names.push(g);
             }
         }
@@ -82,11 +74,7 @@ impl ThroughputTable {
     }
 
     pub fn len(&self) -> usize {
-        self.entries
-            .values()
-            .flat_map(|m| m.values())
-            .map(Vec::len)
-            .sum()
+        self.entries.values().flat_map(|m| m.values()).map(Vec::len).sum()
     }
 
     /// GPU types the table prices (lower case).
@@ -151,11 +139,7 @@ impl ThroughputTable {
                     .collect();
                 let near = if w < 0.5 { (b0, p0) } else { (b1, p1) };
                 if pts.is_empty() {
-                    Curve::new(
-                        scale_pts(&compact(near.1), near.0 as f64 / bs as f64),
-                        Vec::new(),
-                        true,
-                    )
+                    Curve::new(scale_pts(&compact(near.1), near.0 as f64 / bs as f64), Vec::new(), true)
                 } else {
                     Curve::new(pts, cross(near.1, near.0 as f64 / bs as f64), true)
                 }

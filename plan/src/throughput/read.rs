@@ -17,10 +17,7 @@ use crate::table::Rows;
 pub fn read_throughput(path: &Path) -> Result<ThroughputTable> {
     let mut table = if path.is_dir() {
         read_elasticflow_tree(path)?
-    } else if path
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
-    {
+    } else if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json")) {
         read_gavel(path)?
     } else {
         read_own(path)?
@@ -50,9 +47,10 @@ fn read_own(path: &Path) -> Result<ThroughputTable> {
     for (line, row) in &rows.rows {
         let line = *line;
         let positive = |col: usize, v: i64| -> Result<u32> {
-            u32::try_from(v).ok().filter(|&v| v > 0).ok_or_else(|| {
-                rows.field_err(line, col, format!("`{v}` is not a positive integer"))
-            })
+            u32::try_from(v)
+                .ok()
+                .filter(|&v| v > 0)
+                .ok_or_else(|| rows.field_err(line, col, format!("`{v}` is not a positive integer")))
         };
         let job_type = rows
             .str_opt(row, Some(jt))
@@ -173,16 +171,14 @@ fn read_gavel(path: &Path) -> Result<ThroughputTable> {
         .ok_or_else(|| PlanError::file(path, "expected an object of worker types"))?;
     let mut t = ThroughputTable::default();
     for (worker, jobs) in workers {
-        let jobs = jobs.as_object().ok_or_else(|| {
-            PlanError::file(path, format!("`{worker}`: expected an object of job types"))
-        })?;
+        let jobs = jobs
+            .as_object()
+            .ok_or_else(|| PlanError::file(path, format!("`{worker}`: expected an object of job types")))?;
         for (key, figs) in jobs {
             let (model, bs, gpus) = parse_gavel_key(key).ok_or_else(|| {
                 PlanError::file(
                     path,
-                    format!(
-                        "`{worker}`: job key `{key}` is not \"('<model> (batch size N)', <count>)\""
-                    ),
+                    format!("`{worker}`: job key `{key}` is not \"('<model> (batch size N)', <count>)\""),
                 )
             })?;
             let Some(v) = figs.get("null").and_then(serde_json::Value::as_f64) else {
@@ -211,11 +207,7 @@ fn parse_gavel_key(key: &str) -> Option<(String, u32, u32)> {
     let gpus: u32 = count.trim().parse().ok()?;
     let name = name.trim().trim_matches(|c| c == '\'' || c == '"');
     match name.split_once(" (batch size ") {
-        Some((model, rest)) => Some((
-            model.to_string(),
-            rest.strip_suffix(')')?.trim().parse().ok()?,
-            gpus,
-        )),
+        Some((model, rest)) => Some((model.to_string(), rest.strip_suffix(')')?.trim().parse().ok()?, gpus)),
         None => Some((name.to_string(), 1, gpus)),
     }
 }
@@ -254,7 +246,11 @@ mod tests {
     fn own_table_error_names_line_and_column() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("tp.csv");
-        std::fs::write(&p, "job_type,gpu_type,batch_size,num_gpus,iters_per_s\nbert,A100,64,1,3.5\nbert,A100,64,two,6\n").unwrap();
+        std::fs::write(
+            &p,
+            "job_type,gpu_type,batch_size,num_gpus,iters_per_s\nbert,A100,64,1,3.5\nbert,A100,64,two,6\n",
+        )
+        .unwrap();
         let e = read_throughput(&p).unwrap_err().to_string();
         assert!(
             e.contains("tp.csv line 3: column `num_gpus`: `two` is not an integer"),
