@@ -41,7 +41,7 @@ measure() { # LAKE LABEL
 
 echo "== building the lakes"
 "$BIN" -q ingest ../shared/traces --lake "$WORK/shared-lake" || true
-measure "$WORK/shared-lake" "shared traces ($(ls ../shared/traces/*/ | wc -l) files)"
+measure "$WORK/shared-lake" "shared traces ($(find ../shared/traces -type f | wc -l) files)"
 
 SHARED_ITEMS=$(awk -F'"items": ' '/"items"/ {s += $2} END {print s+0}' "$WORK/out/features.json")
 # A synthetic job of 600 layers x 3 steps has about 7,200 GPU items.

@@ -24,7 +24,8 @@ if [ ! -x bench/.venv/bin/python ]; then
 fi
 mkdir -p "$WORK/hta"
 cp "$TRACE" "$WORK/hta/rank-1.json.gz"
-cat > "$WORK/hta.py" <<PY
+# Not named hta.py: a script beside the package name would shadow it.
+cat > "$WORK/run_hta.py" <<PY
 import logging, sys
 logging.disable(logging.CRITICAL)
 from hta.trace_analysis import TraceAnalysis
@@ -36,13 +37,13 @@ echo "== single file: $TRACE ($MB MB of JSON)"
 hyperfine --warmup 1 --runs 5 --export-markdown "$WORK/single.md" \
   -n "zcat (floor)" "zcat $TRACE > /dev/null" \
   -n "tracecast ingest" --prepare "rm -rf $WORK/lake" "$BIN -q ingest $TRACE --lake $WORK/lake" \
-  -n "HTA 0.5.0 TraceAnalysis" "bench/.venv/bin/python $WORK/hta.py $WORK/hta"
+  -n "HTA 0.5.0 TraceAnalysis" "bench/.venv/bin/python $WORK/run_hta.py $WORK/hta"
 cat "$WORK/single.md"
 
 echo "== peak memory (max resident set, /usr/bin/time -v)"
 rm -rf "$WORK/lake"
 /usr/bin/time -v "$BIN" -q ingest "$TRACE" --lake "$WORK/lake" 2>&1 >/dev/null | grep -E "Maximum resident|Elapsed"
-/usr/bin/time -v bench/.venv/bin/python "$WORK/hta.py" "$WORK/hta" 2>&1 >/dev/null | grep -E "Maximum resident|Elapsed"
+/usr/bin/time -v bench/.venv/bin/python "$WORK/run_hta.py" "$WORK/hta" 2>&1 >/dev/null | grep -E "Maximum resident|Elapsed"
 
 echo "== whole directory: every trace in ../shared/traces"
 DIRS=$(find ../shared/traces -mindepth 1 -maxdepth 1 -type d | tr '\n' ' ')
