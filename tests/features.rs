@@ -157,6 +157,30 @@ fn fixture_windows_tile_steps_and_runs_are_incremental() {
     assert!(steps > 0);
     cross_check(&lake, &out);
 
+    // Computed one trace at a time (--chunk-items 1), the windows are the same.
+    let one_by_one = tmp.path().join("features-one-by-one");
+    let (ok, _, stderr) = features(
+        &lake,
+        &one_by_one,
+        &["--window", "8", "--stride", "2", "--chunk-items", "1"],
+    );
+    assert!(ok, "{stderr}");
+    let a = format!("a={}", out.join("windows").display());
+    let b = format!("b={}", one_by_one.join("windows").display());
+    let compare = "SELECT (SELECT count(*) FROM a) AS rows_a, (SELECT count(*) FROM b) AS rows_b, \
+                   (SELECT count(*) FROM (SELECT * FROM a EXCEPT SELECT * FROM b)) AS only_a, \
+                   (SELECT count(*) FROM (SELECT * FROM b EXCEPT SELECT * FROM a)) AS only_b";
+    let output = tracecast(&["sql", "--table", &a, "--table", &b, "--format", "json", compare]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    let row: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(row[0]["rows_a"], row[0]["rows_b"], "{stdout}");
+    assert_eq!(
+        (row[0]["only_a"].as_i64(), row[0]["only_b"].as_i64()),
+        (Some(0), Some(0)),
+        "{stdout}"
+    );
+
     // Nothing new: nothing computed, nothing written.
     let files_before = std::fs::read_dir(out.join("windows")).unwrap().count();
     let (ok, stdout, _) = features(&lake, &out, &["--window", "8", "--stride", "2"]);

@@ -30,15 +30,4 @@ impl Ui {
         bar.set_message(message.to_string());
         bar
     }
-
-    /// A spinner for work of unknown size; `set_message` reports progress.
-    pub fn spinner(&self, message: &str) -> ProgressBar {
-        if !self.show {
-            return ProgressBar::hidden();
-        }
-        let bar = ProgressBar::new_spinner();
-        bar.set_message(message.to_string());
-        bar.enable_steady_tick(std::time::Duration::from_millis(120));
-        bar
-    }
 }

@@ -1,9 +1,11 @@
 -- tracecast features, step 1 of 5: the traces this run computes.
 --
 -- `fx_selected` (trace_id) is registered by tracecast before these files
--- run: the lake's traces that are not yet in the output directory. Every
--- later view reads the lake through these, so an incremental run touches
--- only the new traces.
+-- run: a group of the lake's traces not yet in the output directory.
+-- tracecast refills it and runs the pipeline once per group (of about
+-- --chunk-items GPU items), so memory follows the group, not the lake.
+-- Every later view reads the lake through these, so an incremental run
+-- touches only the new traces.
 --
 -- Template values, filled in before DataFusion sees the text:
 --   {{W}} window length, {{S}} stride, {{PAD}} = (W - S) / 2 positions on
@@ -22,6 +24,10 @@ WHERE step_id IS NOT NULL AND trace_id IN (SELECT trace_id FROM fx_selected);
 CREATE VIEW fx_memcpy AS
 SELECT * FROM memcpy
 WHERE step_id IS NOT NULL AND trace_id IN (SELECT trace_id FROM fx_selected);
+
+CREATE VIEW fx_launches AS
+SELECT * FROM launches
+WHERE trace_id IN (SELECT trace_id FROM fx_selected);
 
 CREATE VIEW fx_ops_in AS
 SELECT * FROM ops

@@ -46,7 +46,7 @@ LEFT JOIN (SELECT trace_id, step_id, op_id, COUNT(*) AS op_items FROM fx_gpu GRO
        ON n.trace_id = g.trace_id AND n.step_id = g.step_id AND n.op_id = g.op_id
 LEFT JOIN fx_ops_in o ON o.trace_id = g.trace_id AND o.op_id = g.op_id
 LEFT JOIN fx_op_phase ph ON ph.trace_id = g.trace_id AND ph.op_id = g.op_id
-LEFT JOIN launches l ON l.trace_id = g.trace_id AND l.launch_id = g.launch_id;
+LEFT JOIN fx_launches l ON l.trace_id = g.trace_id AND l.launch_id = g.launch_id;
 
 -- Kernel families, by name (lower case), in this order of precedence. The
 -- codes index tracecast's family list: 0 gemm, 1 conv, 2 attention,

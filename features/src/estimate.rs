@@ -11,7 +11,7 @@
 /// One operator's tensor inputs: shape (None for non-tensor inputs) and
 /// element size in bytes.
 pub struct Inputs<'a> {
-    pub shapes: &'a [Option<Vec<i64>>],
+    pub shapes: &'a [Option<&'a [i64]>],
     pub types: &'a [Option<&'a str>],
 }
 
@@ -126,19 +126,19 @@ fn numel(shape: &[i64]) -> f64 {
 }
 
 impl Inputs<'_> {
-    fn tensors(&self) -> impl Iterator<Item = (usize, &Vec<i64>)> {
+    fn tensors(&self) -> impl Iterator<Item = (usize, &[i64])> {
         // An empty shape is a scalar or a non-tensor argument; no data to move.
         self.shapes
             .iter()
             .enumerate()
-            .filter_map(|(i, s)| s.as_ref().filter(|s| !s.is_empty()).map(|s| (i, s)))
+            .filter_map(|(i, s)| s.filter(|s| !s.is_empty()).map(|s| (i, s)))
     }
 
     fn elem(&self, i: usize) -> f64 {
         self.types.get(i).copied().flatten().and_then(dtype_size).unwrap_or(4) as f64
     }
 
-    fn tensor(&self, n: usize) -> Option<(usize, &Vec<i64>)> {
+    fn tensor(&self, n: usize) -> Option<(usize, &[i64])> {
         self.tensors().nth(n)
     }
 
@@ -189,7 +189,7 @@ pub fn estimate(name: &str, inputs: &Inputs<'_>) -> Option<(f64, f64)> {
 
 /// `mm`, `addmm`, `bmm`, `baddbmm`, `matmul`: the last two tensor inputs are the factors.
 fn matmul(inputs: &Inputs<'_>) -> Option<(f64, f64)> {
-    let tensors: Vec<(usize, &Vec<i64>)> = inputs.tensors().collect();
+    let tensors: Vec<(usize, &[i64])> = inputs.tensors().collect();
     let [.., (ia, a), (ib, b)] = tensors.as_slice() else {
         return None;
     };
@@ -223,7 +223,7 @@ fn linear(inputs: &Inputs<'_>) -> Option<(f64, f64)> {
 /// Convolutions: forward `(input [N, C, spatial..], weight [O, C/g, kernel..])`;
 /// backward `(grad_output [N, O, out..], input, weight)`, grad input and weight.
 fn conv(inputs: &Inputs<'_>, backward: bool) -> Option<(f64, f64)> {
-    let tensors: Vec<(usize, &Vec<i64>)> = inputs.tensors().collect();
+    let tensors: Vec<(usize, &[i64])> = inputs.tensors().collect();
     let (out_spatial, x, w) = if backward {
         let [(_, g), (_, x), (_, w), ..] = tensors.as_slice() else {
             return None;
@@ -285,7 +285,7 @@ mod tests {
     use super::*;
 
     fn est(name: &str, shapes: &[&[i64]], types: &[&str]) -> (f64, f64) {
-        let shapes: Vec<Option<Vec<i64>>> = shapes.iter().map(|s| Some(s.to_vec())).collect();
+        let shapes: Vec<Option<&[i64]>> = shapes.iter().map(|s| Some(*s)).collect();
         let types: Vec<Option<&str>> = types.iter().map(|t| Some(*t)).collect();
         estimate(
             name,
@@ -359,7 +359,7 @@ mod tests {
             estimate(
                 "aten::mm",
                 &Inputs {
-                    shapes: &[None, Some(vec![])],
+                    shapes: &[None, Some(&[])],
                     types: &[None, None]
                 }
             )

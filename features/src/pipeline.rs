@@ -6,8 +6,8 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, AsArray, StringArray};
-use datafusion::arrow::datatypes::{Int64Type, Schema, SchemaRef};
+use datafusion::arrow::array::{AsArray, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Int64Type, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::datasource::MemTable;
 use datafusion::logical_expr::{cast, ident};
@@ -29,8 +29,11 @@ pub struct FeatureRun<'a> {
     pub lake_options: LakeOptions,
     /// A directory of edited copies of the pipeline's SQL files.
     pub sql_dir: Option<&'a Path>,
-    /// Called with the number of window rows written so far.
-    pub progress: &'a (dyn Fn(u64) + Sync),
+    /// Traces are computed in groups of about this many GPU items (a trace
+    /// is never split): memory grows with the group, not with the lake.
+    pub chunk_items: u64,
+    /// Called with (items done, items to do) after each group.
+    pub progress: &'a (dyn Fn(u64, u64) + Sync),
 }
 
 #[derive(Debug, Default)]
@@ -97,31 +100,36 @@ pub async fn build_features(run: &FeatureRun<'_>) -> Result<FeatureSummary, Feat
 
     let run_id = format!("{}-{}", now_ms(), std::process::id());
     if !selected.is_empty() {
-        let ids: Vec<&str> = selected.iter().map(|t| t.trace_id.as_str()).collect();
-        let table = MemTable::try_new(
-            Arc::new(Schema::new(vec![datafusion::arrow::datatypes::Field::new(
-                "trace_id",
-                datafusion::arrow::datatypes::DataType::Utf8,
-                false,
-            )])),
-            vec![vec![RecordBatch::try_from_iter(vec![(
-                "trace_id",
-                Arc::new(StringArray::from(ids)) as Arc<dyn Array>,
-            )])?]],
-        )?;
-        ctx.register_table("fx_selected", Arc::new(table))?;
+        let id_schema = Arc::new(Schema::new(vec![Field::new("trace_id", DataType::Utf8, false)]));
+        let fx_selected = Arc::new(MemTable::try_new(id_schema.clone(), vec![vec![]])?);
+        ctx.register_table("fx_selected", fx_selected.clone())?;
         let (steps_sql, view_sql) = sql.split_last().expect("five files");
-        let started = std::time::Instant::now();
         for (name, text) in view_sql {
             run_statements(&ctx, name, text).await?;
         }
-        tracing::debug!("views planned in {:?}", started.elapsed());
 
         let windows_path = out.join(WINDOWS_DIR).join(format!("part-{run_id}.parquet"));
         let schema = window_schema(run.spec.window);
-        let windows = conform(ctx.table("fx_windows").await?, &schema)?;
-        summary.windows = write_parquet(windows, &schema, &windows_path, run.progress).await?;
-        tracing::debug!("{} windows written in {:?}", summary.windows, started.elapsed());
+        let mut writer = PartWriter::create(&windows_path, &schema)?;
+        let total: u64 = selected.iter().map(|t| t.items_in_steps as u64).sum();
+        let mut done = 0;
+        for chunk in chunks(&selected, run.chunk_items) {
+            let ids: Vec<&str> = chunk.iter().map(|t| t.trace_id.as_str()).collect();
+            let batch = RecordBatch::try_new(id_schema.clone(), vec![Arc::new(StringArray::from(ids))])?;
+            // The views read fx_selected when they run, so refilling it
+            // points the whole pipeline at the next group.
+            *fx_selected.batches[0].write().await = vec![batch];
+            let started = std::time::Instant::now();
+            writer.append(conform(ctx.table("fx_windows").await?, &schema)?).await?;
+            done += chunk.iter().map(|t| t.items_in_steps as u64).sum::<u64>();
+            tracing::debug!(
+                "{} traces ({done} of {total} items) in {:?}",
+                chunk.len(),
+                started.elapsed()
+            );
+            (run.progress)(done, total);
+        }
+        summary.windows = writer.finish()?;
 
         let read = ParquetReadOptions::default().schema(&schema);
         ctx.register_parquet("fx_new_windows", windows_path.display().to_string(), read)
@@ -135,10 +143,10 @@ pub async fn build_features(run: &FeatureRun<'_>) -> Result<FeatureSummary, Feat
                 .sort_by(vec![ident("trace_id"), ident("step_id")])?,
             &steps_schema,
         )?;
-        write_parquet(steps.clone(), &steps_schema, &steps_path, &|_| {}).await?;
-
+        let mut steps_writer = PartWriter::create(&steps_path, &steps_schema)?;
+        steps_writer.append(steps.clone()).await?;
+        steps_writer.finish()?;
         let per_trace = per_trace_counts(steps).await?;
-        tracing::debug!("steps written in {:?}", started.elapsed());
         for t in &selected {
             let (steps, windows, items) = per_trace.get(&t.trace_id).copied().unwrap_or_default();
             let entry = TraceEntry {
@@ -301,43 +309,81 @@ fn conform(frame: DataFrame, schema: &SchemaRef) -> Result<DataFrame, FeaturesEr
     Ok(frame.select(columns.collect::<Vec<_>>())?)
 }
 
-/// Streams the frame into `path` (written under a temporary name, then
-/// renamed); returns the rows written.
-async fn write_parquet(
-    frame: DataFrame,
-    schema: &SchemaRef,
-    path: &Path,
-    progress: &(dyn Fn(u64) + Sync),
-) -> Result<u64, FeaturesError> {
-    let tmp = path.with_extension("parquet.tmp");
-    let io = |source| FeaturesError::Io {
-        path: tmp.display().to_string(),
-        source,
-    };
-    let parquet = |e: datafusion::parquet::errors::ParquetError| FeaturesError::Io {
-        path: tmp.display().to_string(),
-        source: std::io::Error::other(e),
-    };
-    let props = WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).expect("valid level")))
-        .build();
-    let mut writer =
-        ArrowWriter::try_new(File::create(&tmp).map_err(io)?, schema.clone(), Some(props)).map_err(parquet)?;
-    let started = std::time::Instant::now();
-    let mut stream = frame.execute_stream().await?;
-    tracing::debug!("{}: planned in {:?}", path.display(), started.elapsed());
-    let mut rows = 0u64;
-    while let Some(batch) = stream.next().await {
-        // Re-labelled with the declared schema, which also checks that no
-        // column declared non-null holds a null.
-        let batch = RecordBatch::try_new(schema.clone(), batch?.columns().to_vec())?;
-        rows += batch.num_rows() as u64;
-        writer.write(&batch).map_err(parquet)?;
-        progress(rows);
+/// One part file, written under a temporary name and renamed whole.
+struct PartWriter {
+    path: PathBuf,
+    tmp: PathBuf,
+    schema: SchemaRef,
+    writer: ArrowWriter<File>,
+    rows: u64,
+}
+
+impl PartWriter {
+    fn create(path: &Path, schema: &SchemaRef) -> Result<Self, FeaturesError> {
+        let tmp = path.with_extension("parquet.tmp");
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).expect("valid level")))
+            .build();
+        let file = File::create(&tmp).map_err(|source| io_error(&tmp, source))?;
+        let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
+            .map_err(|e| io_error(&tmp, std::io::Error::other(e)))?;
+        Ok(PartWriter {
+            path: path.to_path_buf(),
+            tmp,
+            schema: schema.clone(),
+            writer,
+            rows: 0,
+        })
     }
-    writer.close().map_err(parquet)?;
-    std::fs::rename(&tmp, path).map_err(io)?;
-    Ok(rows)
+
+    /// Streams the frame's rows into the file.
+    async fn append(&mut self, frame: DataFrame) -> Result<(), FeaturesError> {
+        let mut stream = frame.execute_stream().await?;
+        while let Some(batch) = stream.next().await {
+            // Re-labelled with the declared schema, which also checks that no
+            // column declared non-null holds a null.
+            let batch = RecordBatch::try_new(self.schema.clone(), batch?.columns().to_vec())?;
+            self.rows += batch.num_rows() as u64;
+            self.writer
+                .write(&batch)
+                .map_err(|e| io_error(&self.tmp, std::io::Error::other(e)))?;
+        }
+        Ok(())
+    }
+
+    /// Closes the file and puts it in place; returns the rows written.
+    fn finish(self) -> Result<u64, FeaturesError> {
+        self.writer
+            .close()
+            .map_err(|e| io_error(&self.tmp, std::io::Error::other(e)))?;
+        std::fs::rename(&self.tmp, &self.path).map_err(|source| io_error(&self.tmp, source))?;
+        Ok(self.rows)
+    }
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> FeaturesError {
+    FeaturesError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// Consecutive groups of traces of about `max_items` GPU items each.
+fn chunks<'t>(traces: &[&'t LakeTrace], max_items: u64) -> Vec<Vec<&'t LakeTrace>> {
+    let mut groups: Vec<Vec<&LakeTrace>> = Vec::new();
+    let mut items = 0;
+    for &t in traces {
+        let n = t.items_in_steps as u64;
+        match groups.last_mut() {
+            Some(group) if items + n <= max_items.max(1) => group.push(t),
+            _ => {
+                groups.push(vec![t]);
+                items = 0;
+            }
+        }
+        items += n;
+    }
+    groups
 }
 
 /// (steps, windows, items) per trace from the step table.
@@ -368,4 +414,31 @@ fn now_ms() -> u128 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis())
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn trace(items: i64) -> LakeTrace {
+        LakeTrace {
+            trace_id: items.to_string(),
+            source: String::new(),
+            format: "kineto".into(),
+            steps: 1,
+            items_in_steps: items,
+        }
+    }
+
+    #[test]
+    fn traces_are_grouped_whole_up_to_the_item_budget() {
+        let traces: Vec<LakeTrace> = [5, 5, 3, 20, 1].into_iter().map(trace).collect();
+        let refs: Vec<&LakeTrace> = traces.iter().collect();
+        let sizes: Vec<Vec<i64>> = chunks(&refs, 10)
+            .iter()
+            .map(|g| g.iter().map(|t| t.items_in_steps).collect())
+            .collect();
+        assert_eq!(sizes, vec![vec![5, 5], vec![3], vec![20], vec![1]]);
+        assert_eq!(chunks(&refs, u64::MAX).len(), 1);
+    }
 }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, Float64Array, Int32Array, ListArray};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, Float64Array, Int32Array, ListArray, StringArray};
 use datafusion::arrow::datatypes::{DataType, Int64Type};
 use datafusion::error::Result;
 use datafusion::logical_expr::{ColumnarValue, ScalarUDF, Volatility, create_udf};
@@ -27,25 +27,48 @@ fn types_type() -> DataType {
     ColType::ListUtf8.to_arrow()
 }
 
-/// One row's shapes: None for a null input entry.
-fn shapes_at(dims: &ListArray, row: usize) -> Vec<Option<Vec<i64>>> {
-    if dims.is_null(row) {
-        return Vec::new();
+/// Each row's input shapes and dtypes, borrowed from the Arrow buffers
+/// (no allocation per row: these run once per GPU item).
+struct RowInputs<'a> {
+    dims: &'a ListArray,
+    shapes: &'a ListArray,
+    dim_values: &'a [i64],
+    types: Option<(&'a ListArray, &'a StringArray)>,
+}
+
+impl<'a> RowInputs<'a> {
+    fn new(dims: &'a ListArray, types: Option<&'a ListArray>) -> Self {
+        let shapes = dims.values().as_list::<i32>();
+        let dim_values = shapes.values().as_primitive::<Int64Type>().values();
+        let types = types.map(|t| (t, t.values().as_string::<i32>()));
+        RowInputs {
+            dims,
+            shapes,
+            dim_values,
+            types,
+        }
     }
-    let inner = dims.value(row);
-    let inner = inner.as_list::<i32>();
-    (0..inner.len())
-        .map(|i| {
-            (!inner.is_null(i)).then(|| {
-                let shape = inner.value(i);
-                shape
-                    .as_primitive::<Int64Type>()
-                    .iter()
-                    .map(|d| d.unwrap_or(0))
-                    .collect()
-            })
-        })
-        .collect()
+
+    /// Fills `shapes` (None for a null entry) and `types` for one row.
+    fn fill(&self, row: usize, shapes: &mut Vec<Option<&'a [i64]>>, types: &mut Vec<Option<&'a str>>) {
+        shapes.clear();
+        types.clear();
+        if !self.dims.is_null(row) {
+            let offsets = self.dims.value_offsets();
+            for entry in offsets[row] as usize..offsets[row + 1] as usize {
+                shapes.push((!self.shapes.is_null(entry)).then(|| {
+                    let bounds = self.shapes.value_offsets();
+                    &self.dim_values[bounds[entry] as usize..bounds[entry + 1] as usize]
+                }));
+            }
+        }
+        if let Some((lists, strings)) = self.types.filter(|(lists, _)| !lists.is_null(row)) {
+            let offsets = lists.value_offsets();
+            for entry in offsets[row] as usize..offsets[row + 1] as usize {
+                types.push((!strings.is_null(entry)).then(|| strings.value(entry)));
+            }
+        }
+    }
 }
 
 /// Runs `f` on each row's inputs; rows without dims give null.
@@ -57,21 +80,16 @@ fn per_row<T>(
     build: impl FnOnce(Vec<Option<T>>) -> ArrayRef,
 ) -> Result<ColumnarValue> {
     let dims = arrays[dims_at].as_list::<i32>();
-    let types = types_at.map(|i| arrays[i].as_list::<i32>());
+    let inputs = RowInputs::new(dims, types_at.map(|i| arrays[i].as_list::<i32>()));
+    let (mut shapes, mut types) = (Vec::new(), Vec::new());
     let mut out = Vec::with_capacity(dims.len());
     for row in 0..dims.len() {
-        let shapes = shapes_at(dims, row);
-        let type_values = types.filter(|t| !t.is_null(row)).map(|t| t.value(row));
-        let type_strings = type_values.as_ref().map(|v| v.as_string::<i32>());
-        let names: Vec<Option<&str>> = match type_strings {
-            Some(s) => s.iter().collect(),
-            None => Vec::new(),
-        };
+        inputs.fill(row, &mut shapes, &mut types);
         out.push(f(
             row,
             &Inputs {
                 shapes: &shapes,
-                types: &names,
+                types: &types,
             },
         ));
     }
