@@ -49,3 +49,8 @@ JOBS=$(( (SHARED_ITEMS * SCALE + 7199) / 7200 ))
 "$BIN" -q synth --out "$WORK/synth" --jobs "$JOBS" --layers 600 --steps 3 >/dev/null
 "$BIN" -q ingest "$WORK/synth" --lake "$WORK/synth-lake"
 measure "$WORK/synth-lake" "generated lake, ${SCALE}x the shared lake's items ($JOBS synthetic traces)"
+
+echo "== the generated lake again, with DataFusion's memory capped at 512 MiB (groups of 131,072 items)"
+rm -rf "$WORK/out"
+/usr/bin/time -f "peak RSS %M KiB, %e s" "$BIN" -q features --lake "$WORK/synth-lake" --out "$WORK/out" \
+  --window 16 --stride 4 --memory-limit 512
