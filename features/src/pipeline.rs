@@ -199,10 +199,6 @@ fn unusable(t: &LakeTrace) -> Option<&'static str> {
 /// Creates the output directory, or checks the one there and clears what a
 /// dead run left in it.
 fn prepare_output(out: &Path, spec: &WindowSpec) -> Result<Manifest, FeaturesError> {
-    let io = |path: &Path| {
-        let path = path.display().to_string();
-        move |source| FeaturesError::Io { path, source }
-    };
     let manifest = match Manifest::read(out)? {
         Some(m) if (m.window, m.stride) != (spec.window, spec.stride) => {
             return Err(FeaturesError::BadOutput {
@@ -236,12 +232,12 @@ fn prepare_output(out: &Path, spec: &WindowSpec) -> Result<Manifest, FeaturesErr
     let committed: HashSet<String> = manifest.runs.iter().flat_map(|r| r.files.iter().cloned()).collect();
     for sub in [WINDOWS_DIR, STEPS_DIR] {
         let dir = out.join(sub);
-        std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-        for entry in std::fs::read_dir(&dir).map_err(io(&dir))? {
-            let path = entry.map_err(io(&dir))?.path();
+        std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
+        for entry in std::fs::read_dir(&dir).map_err(|e| io_error(&dir, e))? {
+            let path = entry.map_err(|e| io_error(&dir, e))?.path();
             if !committed.contains(&relative(out, &path)) {
                 tracing::warn!("removing {}: left by a run that did not finish", path.display());
-                std::fs::remove_file(&path).map_err(io(&path))?;
+                std::fs::remove_file(&path).map_err(|e| io_error(&path, e))?;
             }
         }
     }
@@ -283,19 +279,17 @@ async fn lake_traces(ctx: &SessionContext) -> Result<Vec<LakeTrace>, FeaturesErr
 }
 
 async fn run_statements(ctx: &SessionContext, file: &str, sql: &str) -> Result<(), FeaturesError> {
+    let in_file = |e| FeaturesError::Sql {
+        file: file.to_string(),
+        source: Box::new(e),
+    };
     for statement in sql.split(';').map(str::trim).filter(|s| !s.is_empty()) {
         ctx.sql(statement)
             .await
-            .map_err(|e| FeaturesError::Sql {
-                file: file.to_string(),
-                source: Box::new(e),
-            })?
+            .map_err(in_file)?
             .collect()
             .await
-            .map_err(|e| FeaturesError::Sql {
-                file: file.to_string(),
-                source: Box::new(e),
-            })?;
+            .map_err(in_file)?;
     }
     Ok(())
 }
