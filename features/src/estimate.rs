@@ -65,10 +65,7 @@ fn kind_of(name: &str) -> Kind {
         "cross_entropy",
         "mse_loss",
     ];
-    if REDUCTIONS
-        .iter()
-        .any(|r| op == *r || op.starts_with(&format!("{r}_")) || op.starts_with(&format!("{r}.")))
-    {
+    if REDUCTIONS.iter().any(|r| is_variant(op, r, "_.")) {
         return Kind::Reduction;
     }
     const MOVES: [&str; 22] = [
@@ -95,10 +92,17 @@ fn kind_of(name: &str) -> Kind {
         "constant_pad_nd",
         "embedding_dense_backward",
     ];
-    if MOVES.iter().any(|m| op == *m || op.starts_with(&format!("{m}_"))) {
+    if MOVES.iter().any(|m| is_variant(op, m, "_")) {
         return Kind::DataMovement;
     }
     Kind::Elementwise
+}
+
+/// `op` is `base` itself or `base` followed by one of `separators` and more
+/// (`sum_`, `max.dim`): the variants of an op, without allocating per call.
+fn is_variant(op: &str, base: &str, separators: &str) -> bool {
+    op.strip_prefix(base)
+        .is_some_and(|rest| rest.chars().next().is_none_or(|c| separators.contains(c)))
 }
 
 /// Bytes per element of a dtype as the profiler names it.
@@ -368,6 +372,18 @@ mod tests {
         assert_eq!(dtype_size("c10::BFloat16"), Some(2));
         assert_eq!(dtype_size("long int"), Some(8));
         assert_eq!(dtype_size("Scalar"), None);
+    }
+
+    #[test]
+    fn op_variants_need_a_separator() {
+        assert!(is_variant("sum", "sum", "_."));
+        assert!(is_variant("max_pool2d", "max", "_."));
+        assert!(is_variant("sum.dim_IntList", "sum", "_."));
+        assert!(!is_variant("maximum", "max", "_."));
+        assert!(!is_variant("to.dtype", "to", "_"));
+        // A reduction reads its input and writes little; an elementwise op also writes its output.
+        assert_eq!(est("aten::sum.dim_IntList", &[&[10]], &["float"]).1, 40.0);
+        assert_eq!(est("aten::maximum", &[&[10]], &["float"]).1, 80.0);
     }
 
     #[test]

@@ -143,10 +143,15 @@ pub async fn build_features(run: &FeatureRun<'_>) -> Result<FeatureSummary, Feat
                 .sort_by(vec![ident("trace_id"), ident("step_id")])?,
             &steps_schema,
         )?;
+        // One row per step: small enough to keep, so it is computed once
+        // for both the file and the manifest's counts.
+        let step_rows = steps.collect().await?;
         let mut steps_writer = PartWriter::create(&steps_path, &steps_schema)?;
-        steps_writer.append(steps.clone()).await?;
+        for batch in &step_rows {
+            steps_writer.write(batch.clone())?;
+        }
         steps_writer.finish()?;
-        let per_trace = per_trace_counts(steps).await?;
+        let per_trace = per_trace_counts(&step_rows);
         for t in &selected {
             let (steps, windows, items) = per_trace.get(&t.trace_id).copied().unwrap_or_default();
             let entry = TraceEntry {
@@ -334,15 +339,19 @@ impl PartWriter {
     async fn append(&mut self, frame: DataFrame) -> Result<(), FeaturesError> {
         let mut stream = frame.execute_stream().await?;
         while let Some(batch) = stream.next().await {
-            // Re-labelled with the declared schema, which also checks that no
-            // column declared non-null holds a null.
-            let batch = RecordBatch::try_new(self.schema.clone(), batch?.columns().to_vec())?;
-            self.rows += batch.num_rows() as u64;
-            self.writer
-                .write(&batch)
-                .map_err(|e| io_error(&self.tmp, std::io::Error::other(e)))?;
+            self.write(batch?)?;
         }
         Ok(())
+    }
+
+    fn write(&mut self, batch: RecordBatch) -> Result<(), FeaturesError> {
+        // Re-labelled with the declared schema, which also checks that no
+        // column declared non-null holds a null.
+        let batch = RecordBatch::try_new(self.schema.clone(), batch.columns().to_vec())?;
+        self.rows += batch.num_rows() as u64;
+        self.writer
+            .write(&batch)
+            .map_err(|e| io_error(&self.tmp, std::io::Error::other(e)))
     }
 
     /// Closes the file and puts it in place; returns the rows written.
@@ -381,9 +390,9 @@ fn chunks<'t>(traces: &[&'t LakeTrace], max_items: u64) -> Vec<Vec<&'t LakeTrace
 }
 
 /// (steps, windows, items) per trace from the step table.
-async fn per_trace_counts(steps: DataFrame) -> Result<HashMap<String, (u64, u64, u64)>, FeaturesError> {
+fn per_trace_counts(steps: &[RecordBatch]) -> HashMap<String, (u64, u64, u64)> {
     let mut counts: HashMap<String, (u64, u64, u64)> = HashMap::new();
-    for batch in steps.collect().await? {
+    for batch in steps {
         let ids = batch.column_by_name("trace_id").expect("conformed").as_string::<i32>();
         let windows = batch
             .column_by_name("window_count")
@@ -400,7 +409,7 @@ async fn per_trace_counts(steps: DataFrame) -> Result<HashMap<String, (u64, u64,
             entry.2 += items.value(i) as u64;
         }
     }
-    Ok(counts)
+    counts
 }
 
 fn now_ms() -> u128 {
