@@ -12,13 +12,34 @@ PY_VENV := bench/.venv
 
 all: build
 
-# The build needs Rust (cargo) and a C compiler (zstd, blake3 and the
-# gzip backend compile C). Anything missing is installed from Debian.
+# LightGBM (lightgbm3) is built from C++ source: it needs clang and libclang
+# (bindgen) and CMake 3.28 or newer. Debian 12 ships CMake 3.25, so when the
+# system cmake is missing or older, CMake 3.31 from PyPI is installed into
+# .tools/cmake-venv and handed to the build through $$CMAKE.
+CMAKE_VENV := $(CURDIR)/.tools/cmake-venv
+SYSTEM_CMAKE_OK := $(shell cmake --version 2>/dev/null | awk 'NR==1 { split($$3, v, "."); print (v[1] > 3 || (v[1] == 3 && v[2] >= 28)) ? "yes" : "no" }')
+ifeq ($(SYSTEM_CMAKE_OK),yes)
+export CMAKE := cmake
+else
+export CMAKE := $(CMAKE_VENV)/bin/cmake
+endif
+
+# The build needs Rust (cargo), a C/C++ compiler (zstd, blake3, the gzip
+# backend and LightGBM compile C/C++), clang + libclang and CMake >= 3.28.
+# Anything missing is installed: Debian packages, or CMake from PyPI.
 deps:
 	@command -v $(CARGO) >/dev/null || { echo "cargo not found: install Rust from https://rustup.rs"; exit 1; }
-	@if ! command -v cc >/dev/null; then \
-	  echo "installing a C compiler (Debian: build-essential)"; \
-	  $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q build-essential; \
+	@if ! command -v c++ >/dev/null || ! command -v clang >/dev/null || ! ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1; then \
+	  echo "installing a C/C++ compiler, clang and libclang (Debian: build-essential clang libclang-dev; LightGBM's bindings need them)"; \
+	  $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q build-essential clang libclang-dev; \
+	fi
+	@if [ "$(SYSTEM_CMAKE_OK)" != yes ] && ! $(CMAKE) --version >/dev/null 2>&1; then \
+	  echo "installing CMake 3.31 from PyPI into $(CMAKE_VENV) (LightGBM needs CMake >= 3.28; system cmake: $$(cmake --version 2>/dev/null | head -1 | grep . || echo none))"; \
+	  if ! python3 -m venv $(CMAKE_VENV) 2>/dev/null; then \
+	    echo "installing Python's venv module (Debian: python3-venv)"; \
+	    $(SUDO) apt-get update -q && $(SUDO) apt-get install -y -q python3 python3-venv && python3 -m venv $(CMAKE_VENV); \
+	  fi; \
+	  $(CMAKE_VENV)/bin/pip install -q "cmake>=3.28,<4"; \
 	fi
 
 # Python for the tests: the features cross-check (bench/features_check.py,

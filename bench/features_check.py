@@ -39,7 +39,7 @@ import pandas as pd
 
 KEY = ["trace_id", "step_id", "window_index"]
 FEATURES = ["grid", "block", "registers", "shared_memory_bytes", "occupancy_pct",
-            "op_depth", "launch_delay_ns", "gap_ns"]
+            "op_depth", "launch_delay_ns", "gap_ns", "dur_ns"]
 WINDOW_COLS = ["first_item", "central_count", "target_ns", "window_items",
                "step_items", "step_dur_ns", "step_remainder_ns"]
 

@@ -3,6 +3,7 @@
 
 mod cmd;
 mod exit;
+mod hardware;
 mod logging;
 mod progress;
 
@@ -23,6 +24,8 @@ const _: fn(arrow::datatypes::SchemaRef) -> datafusion::arrow::datatypes::Schema
 ///   tracecast ingest /data/traces --lake /data/lake
 ///   tracecast sql --lake /data/lake "SELECT gpu_name, count(*) FROM traces GROUP BY 1"
 ///   tracecast features --lake /data/lake --window 16 --stride 4 --out /data/features
+///   tracecast train --features /data/features --labels labels.csv --out /data/model
+///   tracecast predict --model /data/model --trace run.pt.trace.json.gz --gpu H100 --gpus 1,2,4,8 --out pred
 #[derive(Parser)]
 #[command(
     name = "tracecast",
@@ -49,6 +52,9 @@ enum Command {
     Inspect(cmd::inspect::InspectArgs),
     Sql(cmd::sql::SqlArgs),
     Features(cmd::features::FeaturesArgs),
+    Train(cmd::train::TrainArgs),
+    Predict(cmd::predict::PredictArgs),
+    Scaling(cmd::scaling::ScalingArgs),
     Synth(cmd::synth::SynthArgs),
     Probe(cmd::probe::ProbeArgs),
     Plan(cmd::plan::PlanArgs),
@@ -65,6 +71,9 @@ fn main() -> ExitCode {
         Command::Inspect(args) => cmd::inspect::run(args),
         Command::Sql(args) => cmd::sql::run(args),
         Command::Features(args) => cmd::features::run(args, &ui),
+        Command::Train(args) => cmd::train::run(args, &ui),
+        Command::Predict(args) => cmd::predict::run(args, &ui),
+        Command::Scaling(args) => cmd::scaling::run(args),
         Command::Synth(args) => cmd::synth::run(args),
         Command::Probe(args) => cmd::probe::run(args),
         Command::Plan(args) => cmd::plan::run(args),

@@ -18,7 +18,7 @@ use arrow::datatypes::{Field, Schema, SchemaRef};
 use crate::column::{ColType::*, TableDef, opt, req};
 
 /// Format version of the feature directory (`features.json`, both tables).
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// `format` field of `features.json`.
 pub const MANIFEST_FORMAT: &str = "tracecast.features";
 
@@ -322,6 +322,12 @@ pub const FEATURE_POSITIONS: TableDef = TableDef {
             Int64,
             "ns",
             "*Measured*: the next item's start minus this item's end (negative where they overlap).",
+        ),
+        opt(
+            "dur_ns",
+            Int64,
+            "ns",
+            "*Measured*: the item's duration. `dur_ns + gap_ns` is the item's wall time; the central ones add up to `target_ns`.",
         ),
     ],
 };

@@ -9,7 +9,9 @@ mod column;
 pub mod features;
 pub mod hardware;
 pub mod lake;
+pub mod model;
 pub mod plan;
+pub mod predict;
 
 pub use column::{ColType, Column, TableDef};
 
@@ -17,6 +19,7 @@ pub use column::{ColType, Column, TableDef};
 pub fn all_tables() -> Vec<&'static TableDef> {
     let mut tables = lake::TABLES.to_vec();
     tables.extend_from_slice(&features::TABLES);
+    tables.extend_from_slice(&predict::TABLES);
     tables.extend_from_slice(plan::TABLES);
     tables
 }

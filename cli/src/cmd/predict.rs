@@ -1,0 +1,280 @@
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use tracecast_features::{FeatureRun, LakeOptions, WindowSpec, build_features};
+use tracecast_ingest::{IngestOptions, ingest};
+use tracecast_predict::scaling::{DEFAULT_GPUS_PER_NODE, DEFAULT_LATENCY_S, DEFAULT_NETWORK_GBS};
+use tracecast_predict::{PredictRequest, ScalingOptions, predict, write_outputs};
+use tracecast_train::{FeatureTable, Labels, Model, TraceLabel};
+
+use crate::progress::Ui;
+
+/// Predict iteration time and throughput with a trained model.
+///
+/// Input: one trace file (--trace: ingested and featurized on the fly), a
+/// lake (--lake: featurized with the model's W and S), or a feature table
+/// already built with them (--features). Each step's time is the sum of its
+/// windows' predictions plus the step's remainder (CPU time at its edges,
+/// kept as recorded).
+///
+/// What-ifs:
+///   --gpu NAME        price the trace on another GPU (a hardware profile:
+///                     fixtures/hardware, e.g. H100, a100-sxm4-40gb, "Tesla T4")
+///   --batch-size N    another batch size per GPU: the operators' FLOPs,
+///                     bytes, first-input sizes and grids of the forward and
+///                     backward passes scale by N / recorded batch (the
+///                     recorded batch comes from --labels or --trace-batch-size);
+///                     optimizer work does not scale
+///   --gpus 1,2,4,8    data-parallel GPU counts: one-GPU time plus the ring
+///                     all-reduce of the gradients (bytes the optimizer
+///                     updates, else the trace's collectives, else
+///                     --gradient-bytes) over the GPU link inside a node and
+///                     --network-gbs across nodes, less the part hidden behind
+///                     the backward pass (--overlap)
+///
+/// OUT gets steps.parquet/.csv (per step), traces.parquet/.csv (per trace and
+/// GPU count) and, for traces with a known batch size, throughput.csv (the
+/// planner's plan_throughput table: global batch = batch x N, run on every
+/// count that divides it) and elasticflow/<gpu>/<model>.csv (ElasticFlow's
+/// layout). Columns: schemas/TABLES.md.
+///
+/// Examples:
+///   tracecast predict --model model --trace run.pt.trace.json.gz --out pred
+///   tracecast predict --model model --trace run.json.gz --trace-batch-size 32 --gpu H100 --batch-size 64 --gpus 1,2,4,8 --out pred-h100
+///   tracecast predict --model model --lake lake --labels labels.csv --gpus 1,8,16 --out pred-lake
+#[derive(Args)]
+#[command(verbatim_doc_comment)]
+pub struct PredictArgs {
+    /// The model directory (`tracecast train --out`).
+    #[arg(long)]
+    model: PathBuf,
+    /// One trace file (Kineto JSON, .gz, or a .tar.gz of ranks).
+    #[arg(long, group = "input")]
+    trace: Option<PathBuf>,
+    /// A lake: every trace in it.
+    #[arg(long, group = "input")]
+    lake: Option<PathBuf>,
+    /// A feature directory built with the model's W and S.
+    #[arg(long, group = "input")]
+    features: Option<PathBuf>,
+    /// Output directory (created).
+    #[arg(long)]
+    out: PathBuf,
+    /// Target GPU: a hardware profile's name, alias or file stem [default: the recorded GPU].
+    #[arg(long)]
+    gpu: Option<String>,
+    /// Batch size per GPU to predict for [default: the recorded one].
+    #[arg(long)]
+    batch_size: Option<u32>,
+    /// The batch size per GPU the --trace was recorded with (instead of a labels file).
+    #[arg(long, requires = "trace")]
+    trace_batch_size: Option<u32>,
+    /// Model name of the --trace, for the throughput table [default: its trace id].
+    #[arg(long, requires = "trace")]
+    trace_model: Option<String>,
+    /// Trace labels: trace_id,model,batch_size.
+    #[arg(long)]
+    labels: Option<PathBuf>,
+    /// Data-parallel GPU counts.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    gpus: Vec<u32>,
+    /// Share of the backward pass that can hide the all-reduce (0..1).
+    #[arg(long, default_value_t = 0.5)]
+    overlap: f64,
+    /// Network bandwidth per node once the ring spans nodes, GB/s.
+    #[arg(long, default_value_t = DEFAULT_NETWORK_GBS)]
+    network_gbs: f64,
+    /// GPUs per node: rings up to this size stay on the GPU link.
+    #[arg(long, default_value_t = DEFAULT_GPUS_PER_NODE)]
+    gpus_per_node: u32,
+    /// Latency per ring step, µs.
+    #[arg(long, default_value_t = DEFAULT_LATENCY_S * 1e6)]
+    latency_us: f64,
+    /// Gradient bytes per iteration, instead of the trace's own estimate.
+    #[arg(long)]
+    gradient_bytes: Option<f64>,
+    /// GPU type name in the throughput tables [default: the profile's name], e.g. A100 to match a cluster spec.
+    #[arg(long)]
+    gpu_type: Option<String>,
+    /// Hardware profiles directory [default: the built-in catalog, fixtures/hardware].
+    #[arg(long, value_name = "DIR")]
+    hardware: Option<PathBuf>,
+}
+
+pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
+    let started = Instant::now();
+    if !(0.0..=1.0).contains(&args.overlap) {
+        bail!("--overlap {} must be between 0 and 1", args.overlap);
+    }
+    if args.gpus.is_empty() || args.gpus.contains(&0) {
+        bail!("--gpus must list GPU counts of at least 1");
+    }
+    let model = Model::load(&args.model).with_context(|| format!("loading the model {}", args.model.display()))?;
+    let catalog = crate::hardware::catalog(args.hardware.as_deref())?;
+    let gpu = match &args.gpu {
+        Some(name) => Some(catalog.resolve(name).with_context(|| {
+            let known: Vec<String> = catalog.profiles().map(|(_, p)| p.name.clone()).collect();
+            format!(
+                "--gpu {name}: no hardware profile by that name; known: {}",
+                known.join(", ")
+            )
+        })?),
+        None => None,
+    };
+    let mut labels = match &args.labels {
+        Some(path) => Labels::load(path)?,
+        None => Labels::default(),
+    };
+    let scratch = tempfile::tempdir().context("creating a scratch directory")?;
+    let features_dir = match (&args.trace, &args.lake, &args.features) {
+        (_, _, Some(dir)) => dir.clone(),
+        (Some(trace), _, _) => {
+            let lake = scratch.path().join("lake");
+            let summary = ingest(
+                std::slice::from_ref(trace),
+                &lake,
+                &IngestOptions { chunk_bytes: 1 << 30 },
+                &Quiet,
+            )
+            .with_context(|| format!("reading {}", trace.display()))?;
+            if let Some((source, reason)) = summary.failures.first() {
+                bail!("{source}: {reason}");
+            }
+            featurize(&lake, &scratch.path().join("features"), &model, ui)?
+        }
+        (None, Some(lake), None) => featurize(lake, &scratch.path().join("features"), &model, ui)?,
+        (None, None, None) => bail!("give the input: --trace FILE, --lake DIR or --features DIR"),
+    };
+    let table = FeatureTable::open(&features_dir)?;
+    if table.window_rows() == 0 {
+        bail!(
+            "{}: no windows to predict (see the reasons above)",
+            args.trace
+                .as_ref()
+                .or(args.lake.as_ref())
+                .unwrap_or(&features_dir)
+                .display()
+        );
+    }
+    if args.trace.is_some() {
+        for step in &table.steps {
+            labels.insert(
+                &step.trace_id,
+                TraceLabel {
+                    model: args.trace_model.clone(),
+                    batch_size: args.trace_batch_size,
+                },
+            );
+        }
+    }
+    let request = PredictRequest {
+        model: &model,
+        table: &table,
+        labels: &labels,
+        catalog: &catalog,
+        gpu,
+        batch_size: args.batch_size,
+        scaling: ScalingOptions {
+            gpu_counts: args.gpus.clone(),
+            overlap: args.overlap,
+            network_gbs: args.network_gbs,
+            gpus_per_node: args.gpus_per_node.max(1),
+            latency_s: args.latency_us / 1e6,
+            gradient_bytes: args.gradient_bytes,
+        },
+        gpu_type: args.gpu_type.clone(),
+    };
+    let prediction = predict(&request)?;
+    let files = write_outputs(&prediction, &args.out)?;
+    let seconds = started.elapsed().as_secs_f64();
+    let traces = prediction.traces.iter().filter(|t| t.num_gpus == args.gpus[0]).count();
+    println!(
+        "predicted {} steps of {traces} traces in {seconds:.2} s ({:.1} traces/s), model W={} S={}",
+        prediction.steps.len(),
+        traces as f64 / seconds,
+        model.card.window,
+        model.card.stride
+    );
+    print_table(&prediction);
+    for note in &prediction.notes {
+        eprintln!("note: {note}");
+    }
+    println!("wrote {}:", args.out.display());
+    for f in &files {
+        println!("  {}", f.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn featurize(lake: &Path, out: &Path, model: &Model, ui: &Ui) -> anyhow::Result<PathBuf> {
+    let spec = WindowSpec::new(model.card.window, model.card.stride)?;
+    let bar = ui.bar(0, "windows from GPU items", false);
+    let progress = |done: u64, total: u64| {
+        bar.set_length(total);
+        bar.set_position(done);
+    };
+    let run = FeatureRun {
+        lake,
+        out,
+        spec,
+        lake_options: LakeOptions::default(),
+        sql_dir: None,
+        chunk_items: 500_000,
+        progress: &progress,
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    let summary = runtime
+        .block_on(build_features(&run))
+        .with_context(|| format!("features of {}", lake.display()))?;
+    bar.finish_and_clear();
+    for skipped in &summary.skipped {
+        eprintln!(
+            "no windows: {} ({}): {}",
+            skipped.source, skipped.trace_id, skipped.reason
+        );
+    }
+    Ok(out.to_path_buf())
+}
+
+const SHOWN: usize = 20;
+
+fn print_table(p: &tracecast_predict::Prediction) {
+    println!(
+        "  {:<16} {:<14} {:<28} {:>6} {:>5} {:>12} {:>12} {:>9}",
+        "trace", "model", "GPU", "batch", "GPUs", "iter (ms)", "measured", "iters/s"
+    );
+    for t in p.traces.iter().take(SHOWN) {
+        println!(
+            "  {:<16} {:<14} {:<28} {:>6} {:>5} {:>12.3} {:>12} {:>9.2}",
+            t.trace_id,
+            t.model.as_deref().unwrap_or("-"),
+            truncate(&t.gpu, 28),
+            t.batch_size.map_or("-".into(), |b| b.to_string()),
+            t.num_gpus,
+            t.iteration_ms,
+            t.measured_iteration_ms.map_or("-".into(), |m| format!("{m:.3}")),
+            t.iters_per_s()
+        );
+    }
+    if p.traces.len() > SHOWN {
+        println!("  ... {} more rows in traces.csv", p.traces.len() - SHOWN);
+    }
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        s.chars().take(n - 1).chain(['…']).collect()
+    }
+}
+
+struct Quiet;
+
+impl tracecast_ingest::Progress for Quiet {
+    fn start(&self, _: u64, _: u64) {}
+    fn file_done(&self, _: u64) {}
+}

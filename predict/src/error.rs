@@ -1,0 +1,24 @@
+use std::path::PathBuf;
+
+/// Errors of the predict stage, each naming its file or cause.
+#[derive(Debug, thiserror::Error)]
+pub enum PredictError {
+    #[error(transparent)]
+    Model(#[from] tracecast_train::TrainError),
+    #[error("{}: cannot read: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{}: cannot write: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+    #[error("{}: {reason}", path.display())]
+    Input { path: PathBuf, reason: String },
+    #[error("{}: {source}", path.display())]
+    Parquet {
+        path: PathBuf,
+        source: parquet::errors::ParquetError,
+    },
+    #[error("{}: {source}", path.display())]
+    Arrow {
+        path: PathBuf,
+        source: arrow::error::ArrowError,
+    },
+}

@@ -1,0 +1,361 @@
+//! The predict stage: a trained model and a feature table -> iteration time
+//! per step and trace, on the recorded or another GPU, at the recorded or
+//! another batch size, on 1..N data-parallel GPUs; and throughput tables
+//! for the planner.
+
+pub mod elasticflow;
+mod error;
+mod gradients;
+mod output;
+pub mod scaling;
+
+use std::collections::{BTreeMap, HashMap};
+
+use tracecast_schemas::hardware::{Catalog, HardwareProfile};
+use tracecast_train::{Dataset, FeatureTable, Labels, Model, Scenario, build_dataset};
+
+pub use error::PredictError;
+pub use gradients::GradientSource;
+pub use output::write_outputs;
+use scaling::Interconnect;
+
+/// Multi-GPU options (see [`scaling`]).
+#[derive(Clone, Debug)]
+pub struct ScalingOptions {
+    pub gpu_counts: Vec<u32>,
+    /// Fraction of the backward pass that can hide the all-reduce.
+    pub overlap: f64,
+    pub network_gbs: f64,
+    pub gpus_per_node: u32,
+    pub latency_s: f64,
+    /// Overrides the gradient size read off each trace.
+    pub gradient_bytes: Option<f64>,
+}
+
+pub struct PredictRequest<'a> {
+    pub model: &'a Model,
+    pub table: &'a FeatureTable,
+    pub labels: &'a Labels,
+    pub catalog: &'a Catalog,
+    /// Price on this GPU instead of the recorded one.
+    pub gpu: Option<&'a HardwareProfile>,
+    /// Batch size per GPU instead of the recorded one.
+    pub batch_size: Option<u32>,
+    pub scaling: ScalingOptions,
+    /// GPU type name in the throughput tables [default: the profile's name].
+    pub gpu_type: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct StepPrediction {
+    pub trace_id: String,
+    pub step_id: i64,
+    pub gpu: String,
+    pub batch_size: Option<u32>,
+    pub predicted_ns: f64,
+    pub predicted_gpu_span_ns: f64,
+    pub measured_ns: Option<i64>,
+    pub windows: u64,
+}
+
+#[derive(Clone, Debug)]
+pub struct TracePrediction {
+    pub trace_id: String,
+    pub model: Option<String>,
+    pub recorded_gpu: Option<String>,
+    pub gpu: String,
+    pub batch_size: Option<u32>,
+    pub num_gpus: u32,
+    pub steps: u64,
+    pub iteration_ms: f64,
+    pub measured_iteration_ms: Option<f64>,
+    pub gradient_bytes: Option<f64>,
+    pub allreduce_ms: f64,
+    pub exposed_allreduce_ms: f64,
+    pub backward_ms: f64,
+}
+
+impl TracePrediction {
+    pub fn iters_per_s(&self) -> f64 {
+        1e3 / self.iteration_ms
+    }
+}
+
+/// One row of the planner's throughput table (`plan_throughput`).
+#[derive(Clone, Debug)]
+pub struct ThroughputRow {
+    pub job_type: String,
+    pub gpu_type: String,
+    pub global_batch: u64,
+    pub num_gpus: u32,
+    pub iters_per_s: f64,
+}
+
+pub struct Prediction {
+    pub steps: Vec<StepPrediction>,
+    /// One row per trace and GPU count; the speedup column is computed on output.
+    pub traces: Vec<TracePrediction>,
+    pub throughput: Vec<ThroughputRow>,
+    /// What could not be predicted, and why.
+    pub notes: Vec<String>,
+}
+
+/// One-GPU figures of a trace under a scenario: mean step time and backward time, ns.
+#[derive(Clone, Copy, Debug, Default)]
+struct OneGpu {
+    step_ns: f64,
+    backward_ns: f64,
+}
+
+/// Prices every window of the table under `scenario`; per step (sum of predictions, backward part, windows).
+fn price(
+    model: &Model,
+    table: &FeatureTable,
+    labels: &Labels,
+    catalog: &Catalog,
+    scenario: Scenario,
+) -> Result<(Dataset, HashMap<(u32, i64), (f64, f64, u64)>), PredictError> {
+    let data = build_dataset(table, &model.card.features, labels, catalog, scenario, false)?;
+    let preds = model.regressor.predict(&data.windows)?;
+    let mut per_step: HashMap<(u32, i64), (f64, f64, u64)> = HashMap::new();
+    for (i, p) in preds.iter().enumerate() {
+        let e = per_step
+            .entry((data.windows.trace[i], data.windows.step[i]))
+            .or_default();
+        e.0 += p;
+        e.1 += p * data.windows.backward_share[i];
+        e.2 += 1;
+    }
+    Ok((data, per_step))
+}
+
+/// Mean one-GPU step and backward time per trace.
+fn one_gpu(data: &Dataset, per_step: &HashMap<(u32, i64), (f64, f64, u64)>) -> Vec<OneGpu> {
+    let mut acc = vec![(OneGpu::default(), 0u64); data.traces.len()];
+    for s in &data.steps {
+        let Some(t) = data.trace_index(&s.trace_id) else {
+            continue;
+        };
+        let Some(&(span, backward, _)) = per_step.get(&(t as u32, s.step_id)) else {
+            continue;
+        };
+        acc[t].0.step_ns += span + s.remainder_ns as f64;
+        acc[t].0.backward_ns += backward;
+        acc[t].1 += 1;
+    }
+    acc.into_iter()
+        .map(|(sum, n)| {
+            let n = n.max(1) as f64;
+            OneGpu {
+                step_ns: sum.step_ns / n,
+                backward_ns: sum.backward_ns / n,
+            }
+        })
+        .collect()
+}
+
+pub fn predict(req: &PredictRequest) -> Result<Prediction, PredictError> {
+    req.model.check_table(req.table)?;
+    let scenario = Scenario {
+        gpu: req.gpu,
+        batch_size: req.batch_size,
+        only_trace: None,
+    };
+    let (data, per_step) = price(req.model, req.table, req.labels, req.catalog, scenario)?;
+    let mut notes: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
+    let as_recorded = |t: usize| {
+        let info = &data.traces[t];
+        let same_gpu = req.gpu.is_none_or(|g| {
+            info.recorded_gpu
+                .as_deref()
+                .and_then(|r| req.catalog.resolve(r))
+                .is_some_and(|r| r.name == g.name)
+        });
+        same_gpu && req.batch_size.is_none_or(|b| info.label.batch_size == Some(b))
+    };
+    let gpu_name = |t: usize| {
+        data.traces[t]
+            .priced_gpu
+            .clone()
+            .unwrap_or_else(|| "unknown GPU".into())
+    };
+
+    let mut steps = Vec::new();
+    let mut measured: Vec<(f64, u64)> = vec![(0.0, 0); data.traces.len()];
+    for s in &data.steps {
+        let Some(t) = data.trace_index(&s.trace_id) else {
+            continue;
+        };
+        let Some(&(span, _, windows)) = per_step.get(&(t as u32, s.step_id)) else {
+            continue;
+        };
+        let measured_ns = as_recorded(t).then_some(s.dur_ns);
+        if let Some(m) = measured_ns {
+            measured[t].0 += m as f64;
+            measured[t].1 += 1;
+        }
+        steps.push(StepPrediction {
+            trace_id: s.trace_id.clone(),
+            step_id: s.step_id,
+            gpu: gpu_name(t),
+            batch_size: data.traces[t].batch_size,
+            predicted_ns: span + s.remainder_ns as f64,
+            predicted_gpu_span_ns: span,
+            measured_ns,
+            windows,
+        });
+    }
+    let step_counts = {
+        let mut c = vec![0u64; data.traces.len()];
+        for s in &steps {
+            c[data.trace_index(&s.trace_id).expect("a trace of the table")] += 1;
+        }
+        c
+    };
+
+    let gradient_estimates = gradients::estimate(req.table);
+    let base = one_gpu(&data, &per_step);
+    let mut traces = Vec::new();
+    let mut throughput = Vec::new();
+    let mut batch_cache: HashMap<u32, OneGpu> = HashMap::new();
+    for (t, info) in data.traces.iter().enumerate() {
+        let profile = req
+            .gpu
+            .or_else(|| info.recorded_gpu.as_deref().and_then(|g| req.catalog.resolve(g)));
+        let net = profile.and_then(|p| {
+            Interconnect::from_profile(
+                p,
+                req.scaling.network_gbs,
+                req.scaling.gpus_per_node,
+                req.scaling.latency_s,
+            )
+        });
+        let gradient = req
+            .scaling
+            .gradient_bytes
+            .or_else(|| gradient_estimates.get(&info.trace_id).map(|g| g.0));
+        let multi = req.scaling.gpu_counts.iter().any(|&n| n > 1);
+        let scalable = match (net, gradient) {
+            (Some(net), Some(g)) => Some((net, g)),
+            _ => {
+                if multi {
+                    let reason = if net.is_none() {
+                        "no multi-GPU figures: no hardware profile with a GPU link or PCIe bandwidth for the GPU (give --gpu)"
+                    } else {
+                        "no multi-GPU figures: no optimizer inputs or collectives in the trace to size the gradients (give --gradient-bytes)"
+                    };
+                    notes.entry(reason).or_default().push(info.trace_id.clone());
+                }
+                None
+            }
+        };
+        for &n in &req.scaling.gpu_counts {
+            let (allreduce, exposed) = match scalable {
+                Some((net, g)) => net.exposed_s(g, n, base[t].backward_ns / 1e9, req.scaling.overlap),
+                None if n == 1 => (0.0, 0.0),
+                None => continue,
+            };
+            traces.push(TracePrediction {
+                trace_id: info.trace_id.clone(),
+                model: info.label.model.clone(),
+                recorded_gpu: info.recorded_gpu.clone(),
+                gpu: gpu_name(t),
+                batch_size: info.batch_size,
+                num_gpus: n,
+                steps: step_counts[t],
+                iteration_ms: base[t].step_ns / 1e6 + exposed * 1e3,
+                measured_iteration_ms: (n == 1 && measured[t].1 > 0)
+                    .then(|| measured[t].0 / measured[t].1 as f64 / 1e6),
+                gradient_bytes: gradient,
+                allreduce_ms: allreduce * 1e3,
+                exposed_allreduce_ms: exposed * 1e3,
+                backward_ms: base[t].backward_ns / 1e6,
+            });
+        }
+        // The planner's table: global batch sizes b * N for each count N, each
+        // run on every count M that divides it (per-GPU batch b * N / M).
+        let Some(b) = info.batch_size else {
+            notes
+                .entry("no throughput-table rows: batch size unknown (label it: --labels, or --trace-batch-size with --trace)")
+                .or_default()
+                .push(info.trace_id.clone());
+            continue;
+        };
+        if info.priced_gpu.is_none() {
+            notes
+                .entry("no throughput-table rows: the GPU has no hardware profile (give --gpu)")
+                .or_default()
+                .push(info.trace_id.clone());
+            continue;
+        }
+        let job_type = info.label.model.clone().unwrap_or_else(|| info.trace_id.clone());
+        let gpu_type = req.gpu_type.clone().unwrap_or_else(|| gpu_name(t));
+        let counts = &req.scaling.gpu_counts;
+        for &n in counts {
+            let global = u64::from(b) * u64::from(n);
+            for &m in counts {
+                if global % u64::from(m) != 0 || (m > 1 && scalable.is_none()) {
+                    continue;
+                }
+                let per_gpu = (global / u64::from(m)) as u32;
+                let one = if Some(per_gpu) == info.batch_size {
+                    base[t]
+                } else {
+                    if !batch_cache.contains_key(&per_gpu) {
+                        let scenario = Scenario {
+                            gpu: req.gpu,
+                            batch_size: Some(per_gpu),
+                            only_trace: Some(&info.trace_id),
+                        };
+                        let (d, p) = price(req.model, req.table, req.labels, req.catalog, scenario)?;
+                        batch_cache.insert(per_gpu, one_gpu(&d, &p)[0]);
+                    }
+                    batch_cache[&per_gpu]
+                };
+                let exposed = scalable.map_or(0.0, |(net, g)| {
+                    net.exposed_s(g, m, one.backward_ns / 1e9, req.scaling.overlap).1
+                });
+                throughput.push(ThroughputRow {
+                    job_type: job_type.clone(),
+                    gpu_type: gpu_type.clone(),
+                    global_batch: global,
+                    num_gpus: m,
+                    iters_per_s: 1.0 / (one.step_ns / 1e9 + exposed),
+                });
+            }
+        }
+        batch_cache.clear();
+    }
+    throughput.sort_by(|a, b| {
+        (&a.job_type, &a.gpu_type, a.global_batch, a.num_gpus).cmp(&(
+            &b.job_type,
+            &b.gpu_type,
+            b.global_batch,
+            b.num_gpus,
+        ))
+    });
+    throughput.dedup_by(|a, b| {
+        (&a.job_type, &a.gpu_type, a.global_batch, a.num_gpus) == (&b.job_type, &b.gpu_type, b.global_batch, b.num_gpus)
+    });
+    let notes = notes
+        .into_iter()
+        .map(|(reason, traces)| format!("{} trace(s), {reason}: {}", traces.len(), traces.join(", ")))
+        .collect();
+    Ok(Prediction {
+        steps,
+        traces,
+        throughput,
+        notes,
+    })
+}
+
+/// (job type, GPU type) -> (global batch, GPUs) -> iterations/s, for ElasticFlow's layout.
+pub fn throughput_grid(rows: &[ThroughputRow]) -> BTreeMap<(String, String), BTreeMap<(u64, u32), f64>> {
+    let mut grid: BTreeMap<(String, String), BTreeMap<(u64, u32), f64>> = BTreeMap::new();
+    for r in rows {
+        grid.entry((r.job_type.clone(), r.gpu_type.clone()))
+            .or_default()
+            .insert((r.global_batch, r.num_gpus), r.iters_per_s);
+    }
+    grid
+}

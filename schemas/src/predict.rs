@@ -1,0 +1,108 @@
+//! Tables written by `tracecast predict` (Parquet and CSV, same columns).
+
+use crate::column::{ColType::*, TableDef, opt, req};
+
+pub const PREDICTION_VERSION: u32 = 1;
+
+pub const PREDICTED_STEPS: TableDef = TableDef {
+    name: "predicted_steps",
+    version: PREDICTION_VERSION,
+    doc: "`tracecast predict` output `steps.parquet` / `steps.csv`: one row per step of each trace, on one GPU, \
+          as the scenario prices it (one GPU; the multi-GPU figures are per trace).",
+    columns: &[
+        req("trace_id", Utf8, "", "The trace."),
+        req("step_id", Int64, "", "The step."),
+        req("gpu", Utf8, "", "Hardware profile the step is priced on."),
+        opt(
+            "batch_size",
+            Int64,
+            "samples",
+            "Batch size per GPU the step is priced at; null when unknown.",
+        ),
+        req(
+            "predicted_ns",
+            Float64,
+            "ns",
+            "Predicted step time: the sum of the step's window predictions plus its remainder (CPU time at the step's edges, as recorded).",
+        ),
+        req(
+            "predicted_gpu_span_ns",
+            Float64,
+            "ns",
+            "The sum of the window predictions alone.",
+        ),
+        opt(
+            "measured_ns",
+            Int64,
+            "ns",
+            "Measured step time, where the scenario is the trace as recorded (same GPU, same batch); else null.",
+        ),
+        req("windows", Int64, "count", "Windows summed."),
+    ],
+};
+
+pub const PREDICTED_TRACES: TableDef = TableDef {
+    name: "predicted_traces",
+    version: PREDICTION_VERSION,
+    doc: "`tracecast predict` output `traces.parquet` / `traces.csv`: one row per trace and GPU count \
+          (data-parallel, batch per GPU fixed).",
+    columns: &[
+        req("trace_id", Utf8, "", "The trace."),
+        opt("model", Utf8, "", "Model name from the labels; null when unlabelled."),
+        opt(
+            "recorded_gpu",
+            Utf8,
+            "",
+            "GPU the trace was recorded on, as the trace names it.",
+        ),
+        req("gpu", Utf8, "", "Hardware profile the prediction is for."),
+        opt("batch_size", Int64, "samples", "Batch size per GPU; null when unknown."),
+        req("num_gpus", Int64, "count", "Data-parallel GPUs."),
+        req("steps", Int64, "count", "Steps of the trace averaged over."),
+        req(
+            "iteration_ms",
+            Float64,
+            "ms",
+            "Predicted iteration time at `num_gpus`: one-GPU time plus exposed all-reduce time.",
+        ),
+        opt(
+            "measured_iteration_ms",
+            Float64,
+            "ms",
+            "Mean measured step time, at 1 GPU where the scenario is the trace as recorded; else null.",
+        ),
+        req("iters_per_s", Float64, "1/s", "1000 / iteration_ms."),
+        req(
+            "speedup",
+            Float64,
+            "",
+            "Samples/s relative to one GPU: num_gpus * iteration time at 1 / iteration_ms.",
+        ),
+        opt(
+            "gradient_bytes",
+            Float64,
+            "bytes",
+            "Bytes all-reduced per iteration (see `tracecast predict --help`).",
+        ),
+        req(
+            "allreduce_ms",
+            Float64,
+            "ms",
+            "Ring all-reduce time of the gradients; 0 at one GPU.",
+        ),
+        req(
+            "exposed_allreduce_ms",
+            Float64,
+            "ms",
+            "The part of it not hidden behind the backward pass.",
+        ),
+        req(
+            "backward_ms",
+            Float64,
+            "ms",
+            "Predicted time of the backward-phase windows at one GPU.",
+        ),
+    ],
+};
+
+pub const TABLES: [&TableDef; 2] = [&PREDICTED_STEPS, &PREDICTED_TRACES];

@@ -1,0 +1,467 @@
+//! `tracecast train`, `predict` and `scaling`: the model directory and its
+//! report, honest folds, predictions for another GPU, batch size and GPU
+//! count, throughput tables the planner reads, and clear refusals.
+
+mod common;
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use common::*;
+
+fn run_ok(args: &[&str]) -> String {
+    let out = tracecast(args);
+    let (stdout, stderr) = text(&out);
+    assert!(out.status.success(), "tracecast {args:?} failed:\n{stdout}\n{stderr}");
+    stdout
+}
+
+fn run_err(args: &[&str]) -> String {
+    let out = tracecast(args);
+    let (stdout, stderr) = text(&out);
+    assert!(!out.status.success(), "tracecast {args:?} should fail:\n{stdout}");
+    stderr
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Fixture traces -> lake -> features (W=16, S=4) in `dir`.
+fn fixture_features(dir: &Path) -> PathBuf {
+    let (lake, features) = (dir.join("lake"), dir.join("features"));
+    run_ok(&["ingest", s(&fixtures().join("traces")), "--lake", s(&lake)]);
+    run_ok(&["features", "--lake", s(&lake), "--out", s(&features)]);
+    features
+}
+
+fn train_fixture(dir: &Path, features: &Path) -> PathBuf {
+    let model = dir.join("model");
+    run_ok(&[
+        "train",
+        "--features",
+        s(features),
+        "--folds",
+        "3",
+        "--num-iterations",
+        "30",
+        "--out",
+        s(&model),
+    ]);
+    model
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn csv_rows(path: &Path) -> Vec<HashMap<String, String>> {
+    let mut reader = csv::Reader::from_path(path).unwrap();
+    let headers = reader.headers().unwrap().clone();
+    reader
+        .records()
+        .map(|r| {
+            headers
+                .iter()
+                .map(str::to_string)
+                .zip(r.unwrap().iter().map(str::to_string))
+                .collect()
+        })
+        .collect()
+}
+
+fn f(row: &HashMap<String, String>, key: &str) -> f64 {
+    row[key].parse().unwrap_or_else(|_| panic!("{key} = {:?}", row[key]))
+}
+
+#[test]
+fn train_writes_the_model_directory_and_an_honest_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let features = fixture_features(dir.path());
+    let model = train_fixture(dir.path(), &features);
+    for file in [
+        "model.txt",
+        "model.json",
+        "report.md",
+        "metrics.json",
+        "scatter.svg",
+        "importance.svg",
+    ] {
+        assert!(model.join(file).is_file(), "{file} missing");
+    }
+    let card = json(&model.join("model.json"));
+    assert_eq!(card["format"], "tracecast.model");
+    assert_eq!((card["window"].as_u64(), card["stride"].as_u64()), (Some(16), Some(4)));
+    let inputs: Vec<&str> = card["features"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert!(inputs.contains(&"p06_flops") && inputs.contains(&"hw_memory_bandwidth_gbs"));
+    for measured in [
+        "target_ns",
+        "step_dur_ns",
+        "p06_gap_ns",
+        "p06_dur_ns",
+        "share_gemm",
+        "p00_launch_delay_ns",
+    ] {
+        assert!(!inputs.contains(&measured), "{measured} must not be an input");
+    }
+    assert_eq!(card["training_data"]["content_hash"].as_str().unwrap().len(), 16);
+    assert_eq!(
+        card["metrics"].as_array().unwrap().len(),
+        4,
+        "the window model and three baselines"
+    );
+
+    // Every step predicted exactly once, by a fold that did not train on its trace.
+    let metrics = json(&model.join("metrics.json"));
+    let steps = metrics["evaluation"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 13, "the fixture lake's 13 steps");
+    let mut fold_of_trace: HashMap<&str, &str> = HashMap::new();
+    let mut seen = HashSet::new();
+    for step in steps {
+        let (trace, fold) = (step["trace_id"].as_str().unwrap(), step["fold"].as_str().unwrap());
+        assert_eq!(
+            *fold_of_trace.entry(trace).or_insert(fold),
+            fold,
+            "trace {trace} in two folds"
+        );
+        assert!(
+            seen.insert((trace, step["step_id"].as_i64().unwrap())),
+            "step predicted twice"
+        );
+        assert!(step["predicted_ns"][0].as_f64().unwrap() > 0.0);
+    }
+    let report = std::fs::read_to_string(model.join("report.md")).unwrap();
+    assert!(report.contains("Small corpus: 6 traces"), "{report}");
+    assert!(report.contains("the kernel sum baseline") && report.contains("the per-kernel model baseline"));
+    let svg = std::fs::read_to_string(model.join("scatter.svg")).unwrap();
+    assert_eq!(svg.matches("<circle").count(), 13, "one point per held-out step");
+}
+
+#[test]
+fn predict_prices_another_gpu_batch_and_gpu_count_and_feeds_the_planner() {
+    let dir = tempfile::tempdir().unwrap();
+    let features = fixture_features(dir.path());
+    let model = train_fixture(dir.path(), &features);
+    let trace = fixtures().join("traces/synthetic-2024-single.pt.trace.json.gz");
+    let out = dir.path().join("pred");
+    let stdout = run_ok(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--trace",
+        s(&trace),
+        "--trace-batch-size",
+        "16",
+        "--trace-model",
+        "mlp",
+        "--gpu",
+        "H100",
+        "--batch-size",
+        "32",
+        "--gpus",
+        "1,2,4,16",
+        "--gradient-bytes",
+        "4e8",
+        "--gpu-type",
+        "H100",
+        "--out",
+        s(&out),
+    ]);
+    assert!(stdout.contains("NVIDIA H100 SXM5 80GB"), "{stdout}");
+    let traces = csv_rows(&out.join("traces.csv"));
+    assert_eq!(traces.len(), 4, "one row per GPU count");
+    let one = f(&traces[0], "iteration_ms");
+    for row in &traces {
+        let n = f(row, "num_gpus");
+        assert_eq!(row["batch_size"], "32");
+        assert!(
+            row["measured_iteration_ms"].is_empty(),
+            "another GPU: nothing measured to compare"
+        );
+        // Ring all-reduce of 400 MB: 2 (N-1)/N * 400 MB over the H100's 450 GB/s link direction.
+        let expected_ar = if n == 1.0 {
+            0.0
+        } else if n <= 8.0 {
+            2.0 * (n - 1.0) / n * 4e8 / 450e9 * 1e3 + 2.0 * (n - 1.0) * 0.01
+        } else {
+            2.0 * (n - 1.0) / n * 4e8 / 25e9 * 1e3 + 2.0 * (n - 1.0) * 0.01
+        };
+        assert!((f(row, "allreduce_ms") - expected_ar).abs() < 1e-6, "{row:?}");
+        assert!(
+            f(row, "iteration_ms") >= one - 1e-9 && f(row, "speedup") <= n + 1e-9,
+            "{row:?}"
+        );
+        assert!((f(row, "iteration_ms") - one - f(row, "exposed_allreduce_ms")).abs() < 1e-6);
+    }
+    // The planner's throughput table: global batch 32 * N on every count dividing it.
+    let table = csv_rows(&out.join("throughput.csv"));
+    assert!(table.iter().any(|r| r["batch_size"] == "64" && r["num_gpus"] == "2"));
+    assert!(
+        table
+            .iter()
+            .all(|r| r["job_type"] == "mlp" && r["gpu_type"] == "H100" && r["source"] == "predicted")
+    );
+    let ef = std::fs::read_to_string(out.join("elasticflow/H100/mlp.csv")).unwrap();
+    assert!(ef.starts_with("global_batch_size,1,2,4,16\n32,"), "{ef}");
+    // ... which `tracecast plan` takes as it is.
+    let jobs = dir.path().join("jobs.csv");
+    std::fs::write(
+        &jobs,
+        "job_id,submit_time_s,num_gpus,job_type,batch_size,iterations\n1,0,2,mlp,64,1000\n2,10,4,mlp,128,500\n",
+    )
+    .unwrap();
+    let cluster = dir.path().join("cluster.toml");
+    std::fs::write(
+        &cluster,
+        "[[group]]\nname = \"h100\"\ngpu_type = \"H100\"\nnodes = 1\ngpus_per_node = 8\n",
+    )
+    .unwrap();
+    let plan_out = dir.path().join("plan");
+    run_ok(&[
+        "plan",
+        "--jobs",
+        s(&jobs),
+        "--cluster",
+        s(&cluster),
+        "--throughput",
+        s(&out.join("throughput.csv")),
+        "--out",
+        s(&plan_out),
+    ]);
+    assert!(plan_out.join("schedule.json").is_file());
+
+    // As recorded: the measured time is reported beside the prediction.
+    let same = dir.path().join("same");
+    run_ok(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--features",
+        s(&features),
+        "--out",
+        s(&same),
+    ]);
+    let steps = csv_rows(&same.join("steps.csv"));
+    assert_eq!(steps.len(), 13);
+    assert!(
+        steps
+            .iter()
+            .all(|r| !r["measured_ns"].is_empty() && f(r, "predicted_ns") > 0.0)
+    );
+}
+
+#[test]
+fn predict_and_train_refuse_what_they_cannot_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let features = fixture_features(dir.path());
+    let model = train_fixture(dir.path(), &features);
+
+    // A feature table of another shape.
+    let w8 = dir.path().join("features-w8");
+    run_ok(&[
+        "features",
+        "--lake",
+        s(&dir.path().join("lake")),
+        "--window",
+        "8",
+        "--stride",
+        "4",
+        "--out",
+        s(&w8),
+    ]);
+    let err = run_err(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--features",
+        s(&w8),
+        "--out",
+        s(&dir.path().join("p")),
+    ]);
+    assert!(
+        err.contains("built with W=8 S=4, and the model needs W=16 S=4"),
+        "{err}"
+    );
+
+    let err = run_err(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--features",
+        s(&features),
+        "--gpu",
+        "Voodoo 5",
+        "--out",
+        s(&dir.path().join("p")),
+    ]);
+    assert!(err.contains("no hardware profile by that name"), "{err}");
+
+    // A model trained on another feature format.
+    let card_path = model.join("model.json");
+    let mut card = json(&card_path);
+    card["feature_format_version"] = 1.into();
+    std::fs::write(&card_path, card.to_string()).unwrap();
+    let err = run_err(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--features",
+        s(&features),
+        "--out",
+        s(&dir.path().join("p")),
+    ]);
+    assert!(
+        err.contains("feature format version 1") && err.contains("model.json"),
+        "{err}"
+    );
+
+    // Training input that cannot work says why.
+    let err = run_err(&["train", "--features", s(dir.path()), "--out", s(&dir.path().join("m"))]);
+    assert!(err.contains("not a feature directory"), "{err}");
+    let err = run_err(&[
+        "train",
+        "--features",
+        s(&features),
+        "--split",
+        "by-batch",
+        "--out",
+        s(&dir.path().join("m")),
+    ]);
+    assert!(err.contains("labels file"), "{err}");
+    let config = dir.path().join("train.toml");
+    std::fs::write(&config, "[lightgbm]\nnum_leafs = 8\n").unwrap();
+    let err = run_err(&[
+        "train",
+        "--features",
+        s(&features),
+        "--config",
+        s(&config),
+        "--out",
+        s(&dir.path().join("m")),
+    ]);
+    assert!(err.contains("train.toml") && err.contains("num_leafs"), "{err}");
+}
+
+#[test]
+fn shared_traces_by_model_split_and_cross_gpu_prediction() {
+    let Some(traces) = shared("traces") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let (lake, features, model) = (
+        dir.path().join("lake"),
+        dir.path().join("features"),
+        dir.path().join("model"),
+    );
+    let mut ingest = vec!["ingest".to_string()];
+    for sub in [
+        "AMD-AGI__TraceLens",
+        "facebookresearch__HolisticTraceAnalysis",
+        "facebookresearch__param",
+        "pytorch__kineto",
+    ] {
+        ingest.push(traces.join(sub).to_string_lossy().into_owned());
+    }
+    ingest.extend(["--lake".into(), lake.to_string_lossy().into_owned()]);
+    run_ok(&ingest.iter().map(String::as_str).collect::<Vec<_>>());
+    run_ok(&["features", "--lake", s(&lake), "--out", s(&features)]);
+    let labels = fixtures().join("labels/shared-traces.csv");
+    run_ok(&[
+        "train",
+        "--features",
+        s(&features),
+        "--labels",
+        s(&labels),
+        "--split",
+        "by-model",
+        "--num-iterations",
+        "40",
+        "--out",
+        s(&model),
+    ]);
+    let metrics = json(&model.join("metrics.json"));
+    let evaluation = &metrics["evaluation"];
+    assert_eq!(
+        evaluation["steps"].as_array().unwrap().len(),
+        79,
+        "every step of the 13 traces with windows"
+    );
+    let groups: Vec<&str> = evaluation["by_model"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|g| g["model"].as_str().unwrap())
+        .collect();
+    for family in ["resnet", "dlrm", "linear"] {
+        assert!(groups.contains(&family), "{groups:?}");
+    }
+    // A held-out family is never in its own training set: resnet's two traces share a fold.
+    let folds: HashSet<&str> = evaluation["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["model"] == "resnet")
+        .map(|s| s["fold"].as_str().unwrap())
+        .collect();
+    assert_eq!(folds, HashSet::from(["model=resnet"]));
+
+    // ResNet-50 (V100, batch 32) priced on an H100 at batch 64 on 1 and 8 GPUs.
+    let resnet = traces
+        .join("pytorch__kineto/tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz");
+    let out = dir.path().join("pred");
+    run_ok(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--trace",
+        s(&resnet),
+        "--labels",
+        s(&labels),
+        "--trace-batch-size",
+        "32",
+        "--gpu",
+        "H100",
+        "--batch-size",
+        "64",
+        "--gpus",
+        "1,8",
+        "--out",
+        s(&out),
+    ]);
+    let rows = csv_rows(&out.join("traces.csv"));
+    assert_eq!(rows.len(), 2);
+    // Gradient bytes read off the optimizer: ResNet-50 has 25,557,032 parameters (102.2 MB in FP32).
+    let gradient = f(&rows[0], "gradient_bytes");
+    assert!((gradient - 102_228_128.0).abs() < 1e3, "gradient bytes {gradient}");
+    assert!(f(&rows[1], "allreduce_ms") > 0.0 && f(&rows[1], "iteration_ms") >= f(&rows[0], "iteration_ms"));
+}
+
+#[test]
+fn scaling_model_fits_the_measured_a100_curves() {
+    let Some(throughputs) = shared("cluster/throughputs") else {
+        return;
+    };
+    let stdout = run_ok(&[
+        "scaling",
+        "--measured",
+        s(&throughputs.join("A100")),
+        "--gpu",
+        "a100-sxm4-40gb",
+    ]);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("Mean fit MRE"))
+        .expect("a summary line");
+    let mre: f64 = line
+        .split_whitespace()
+        .nth(3)
+        .unwrap()
+        .trim_end_matches('%')
+        .parse()
+        .unwrap();
+    assert!(mre < 10.0, "{line}");
+    assert!(stdout.contains("| resnet50 | 64 |"), "{stdout}");
+}

@@ -1,0 +1,184 @@
+//! A feature directory written by `tracecast features` (`schemas/FORMATS.md`
+//! "Feature directory"): its manifest, window rows and step rows. Only part
+//! files the manifest lists are read (others are leftovers of a dead run).
+
+use std::path::{Path, PathBuf};
+
+use arrow::array::{Array, AsArray, RecordBatch};
+use arrow::datatypes::{Float64Type, Int64Type};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use serde::Deserialize;
+use tracecast_schemas::features::{FORMAT_VERSION, MANIFEST_FORMAT};
+
+use crate::TrainError;
+
+#[derive(Deserialize)]
+struct Manifest {
+    format: String,
+    format_version: u32,
+    window: usize,
+    stride: usize,
+    runs: Vec<RunEntry>,
+}
+
+#[derive(Deserialize)]
+struct RunEntry {
+    files: Vec<String>,
+}
+
+/// One step of the `steps/` table.
+#[derive(Clone, Debug)]
+pub struct StepRow {
+    pub trace_id: String,
+    pub step_id: i64,
+    pub dur_ns: i64,
+    pub gpu_span_ns: i64,
+    pub remainder_ns: i64,
+    pub gpu_name: Option<String>,
+}
+
+/// The feature directory, read whole: window rows as Arrow batches, steps as rows.
+pub struct FeatureTable {
+    pub dir: PathBuf,
+    pub window: usize,
+    pub stride: usize,
+    pub windows: Vec<RecordBatch>,
+    pub steps: Vec<StepRow>,
+    /// blake3 of the listed part files' bytes, in name order: which data a model saw.
+    pub content_hash: String,
+}
+
+impl FeatureTable {
+    pub fn open(dir: &Path) -> Result<FeatureTable, TrainError> {
+        let manifest_path = dir.join("features.json");
+        let text = std::fs::read_to_string(&manifest_path).map_err(|source| {
+            if source.kind() == std::io::ErrorKind::NotFound {
+                TrainError::Features {
+                    path: dir.to_path_buf(),
+                    reason: "not a feature directory (no features.json): build one with `tracecast features`".into(),
+                }
+            } else {
+                TrainError::Read {
+                    path: manifest_path.clone(),
+                    source,
+                }
+            }
+        })?;
+        let manifest: Manifest = serde_json::from_str(&text).map_err(|e| TrainError::Features {
+            path: manifest_path.clone(),
+            reason: format!("not a feature manifest: {e}"),
+        })?;
+        if manifest.format != MANIFEST_FORMAT || manifest.format_version != FORMAT_VERSION {
+            return Err(TrainError::Features {
+                path: manifest_path,
+                reason: format!(
+                    "{} version {}; this tracecast reads {MANIFEST_FORMAT} version {FORMAT_VERSION}: rebuild it with `tracecast features`",
+                    manifest.format, manifest.format_version
+                ),
+            });
+        }
+        let mut files: Vec<&String> = manifest.runs.iter().flat_map(|r| &r.files).collect();
+        files.sort();
+        let mut hasher = blake3::Hasher::new();
+        let (mut windows, mut steps) = (Vec::new(), Vec::new());
+        for name in files {
+            let path = dir.join(name);
+            let bytes = std::fs::read(&path).map_err(|source| TrainError::Read {
+                path: path.clone(),
+                source,
+            })?;
+            hasher.update(name.as_bytes());
+            hasher.update(&bytes);
+            let batches = read_parquet(&path, bytes)?;
+            if name.starts_with("windows/") {
+                windows.extend(batches);
+            } else if name.starts_with("steps/") {
+                for batch in &batches {
+                    steps.extend(step_rows(batch).map_err(|reason| TrainError::Features {
+                        path: path.clone(),
+                        reason,
+                    })?);
+                }
+            }
+        }
+        Ok(FeatureTable {
+            dir: dir.to_path_buf(),
+            window: manifest.window,
+            stride: manifest.stride,
+            windows,
+            steps,
+            content_hash: hasher.finalize().to_hex()[..16].to_string(),
+        })
+    }
+
+    pub fn window_rows(&self) -> usize {
+        self.windows.iter().map(|b| b.num_rows()).sum()
+    }
+}
+
+fn read_parquet(path: &Path, bytes: Vec<u8>) -> Result<Vec<RecordBatch>, TrainError> {
+    let parquet_err = |source| TrainError::Parquet {
+        path: path.to_path_buf(),
+        source,
+    };
+    let reader = ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(bytes))
+        .map_err(parquet_err)?
+        .with_batch_size(65_536)
+        .build()
+        .map_err(parquet_err)?;
+    reader
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|source| TrainError::Arrow {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+fn step_rows(batch: &RecordBatch) -> Result<Vec<StepRow>, String> {
+    let col = |name: &str| {
+        batch
+            .column_by_name(name)
+            .ok_or_else(|| format!("steps table has no `{name}` column"))
+    };
+    let trace = col("trace_id")?
+        .as_string_opt::<i32>()
+        .ok_or("trace_id is not a string")?;
+    let int = |name: &str| -> Result<&arrow::array::PrimitiveArray<Int64Type>, String> {
+        col(name)?
+            .as_primitive_opt::<Int64Type>()
+            .ok_or(format!("{name} is not Int64"))
+    };
+    let (step, dur, span, rem) = (
+        int("step_id")?,
+        int("dur_ns")?,
+        int("gpu_span_ns")?,
+        int("remainder_ns")?,
+    );
+    let gpu = col("gpu_name")?
+        .as_string_opt::<i32>()
+        .ok_or("gpu_name is not a string")?;
+    Ok((0..batch.num_rows())
+        .map(|i| StepRow {
+            trace_id: trace.value(i).to_string(),
+            step_id: step.value(i),
+            dur_ns: dur.value(i),
+            gpu_span_ns: span.value(i),
+            remainder_ns: rem.value(i),
+            gpu_name: (!gpu.is_null(i))
+                .then(|| gpu.value(i).to_string())
+                .filter(|g| !g.is_empty()),
+        })
+        .collect())
+}
+
+/// A column of a window batch as f64 values, nulls as NaN (LightGBM's missing value).
+pub fn column_f64(batch: &RecordBatch, name: &str) -> Option<Vec<f64>> {
+    let array = batch.column_by_name(name)?;
+    let cast = arrow::compute::cast(array, &arrow::datatypes::DataType::Float64).ok()?;
+    let values = cast.as_primitive::<Float64Type>();
+    Some(
+        (0..values.len())
+            .map(|i| if values.is_null(i) { f64::NAN } else { values.value(i) })
+            .collect(),
+    )
+}
