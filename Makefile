@@ -92,25 +92,44 @@ demo: build clean-demo
 	  "SELECT trace_id, step_id, window_index, target_ns, window_items, count_gemm, p06_family, p06_flops, p06_grid \
 	   FROM windows ORDER BY trace_id, step_id, window_index LIMIT 5"
 	@echo
-	@echo "== 7. plan: the bundled job list (fixtures/plan/jobs.csv, 120 jobs: elastic, rigid, deadline, duration-only) on a heterogeneous A100 + T4 cluster, with a hand-made throughput table"
+	@echo "== 7. train: LightGBM on the fixture features, evaluated by 3-fold cross-validation over traces against three baselines"
+	@echo "   (6 synthetic traces: this checks the pipeline; accuracy figures come from real traces, see bench/README.md)"
+	$(TRACECAST) train --features $(DEMO)/features --folds 3 --out $(DEMO)/model
+	@echo
+	@echo "== 8. the report's summary ($(DEMO)/model/report.md)"
+	@sed -n '/^## Step time/,/^Predictors/p' $(DEMO)/model/report.md | grep -v '^Predictors'
+	@echo
+	@echo "== 9. predict: one fixture trace (recorded at batch 16 on an A100) priced on an H100 at batch 32, on 1 to 16 GPUs (100 MB of gradients)"
+	$(TRACECAST) predict --model $(DEMO)/model --trace fixtures/traces/synthetic-2024-single.pt.trace.json.gz \
+	  --trace-batch-size 16 --trace-model synthetic-mlp --gpu H100 --batch-size 32 --gpus 1,2,4,8,16 \
+	  --gradient-bytes 1e8 --gpu-type H100 --out $(DEMO)/predict
+	@echo
+	@echo "== 10. plan with the predicted throughput table: 6 jobs of that model on two 8-GPU H100 nodes"
+	$(TRACECAST) plan --jobs fixtures/plan/predicted-jobs.csv --cluster fixtures/plan/h100-node.toml \
+	  --throughput $(DEMO)/predict/throughput.csv --objective jct --out $(DEMO)/plan-predicted
+	@echo
+	@echo "== 11. plan: the bundled job list (fixtures/plan/jobs.csv, 120 jobs: elastic, rigid, deadline, duration-only) on a heterogeneous A100 + T4 cluster, with a hand-made throughput table"
 	$(TRACECAST) plan --jobs fixtures/plan/jobs.csv --cluster fixtures/plan/cluster.toml \
 	  --throughput fixtures/plan/throughput.csv --objective jct --out $(DEMO)/plan --compare
 	@echo
-	@echo "== 8. verify the schedule, then replay it in the simulator"
+	@echo "== 12. verify the schedule, then replay it in the simulator"
 	$(TRACECAST) verify --jobs fixtures/plan/jobs.csv --cluster fixtures/plan/cluster.toml \
 	  --throughput fixtures/plan/throughput.csv --schedule $(DEMO)/plan/schedule.json
 	$(TRACECAST) simulate --jobs fixtures/plan/jobs.csv --cluster fixtures/plan/cluster.toml \
 	  --throughput fixtures/plan/throughput.csv --schedule $(DEMO)/plan/schedule.json
 	@echo
-	@echo "== the schedule is in $(DEMO)/plan: schedule.json, schedule.csv, metrics.json, comparison.md, gantt.svg (GPU allocation over time), utilization.svg"
-	@echo
 	@echo "== done. The lake is in $(DEMO)/lake (one folder of Parquet files per table, see schemas/TABLES.md);"
 	@echo "   the feature tables are in $(DEMO)/features (windows/, steps/, features.json);"
-	@echo "   the schedule, its metrics and pictures are in $(DEMO)/plan."
+	@echo "   the model is in $(DEMO)/model (model.txt, model.json, report.md, metrics.json, scatter.svg, importance.svg);"
+	@echo "   the predictions are in $(DEMO)/predict (steps/traces .parquet + .csv, throughput.csv, elasticflow/);"
+	@echo "   the schedules, their metrics and pictures are in $(DEMO)/plan-predicted and $(DEMO)/plan"
+	@echo "   (schedule.json, schedule.csv, metrics.json, comparison.md, gantt.svg, utilization.svg)."
 
 clean-demo:
 	@rm -rf $(DEMO)
 
 bench: build
 	bench/ingest.sh
+	bench/features.sh
+	bench/train.sh
 	bench/plan/run.sh

@@ -107,40 +107,52 @@ struct OneGpu {
     backward_ns: f64,
 }
 
-/// Prices every window of the table under `scenario`; per step (sum of predictions, backward part, windows).
+/// A step's window predictions added up.
+#[derive(Clone, Copy, Debug, Default)]
+struct StepSum {
+    span_ns: f64,
+    /// The part of `span_ns` in backward-phase items.
+    backward_ns: f64,
+    windows: u64,
+}
+
+/// Per (trace index, step id).
+type StepSums = HashMap<(u32, i64), StepSum>;
+
+/// Prices every window of the table under `scenario`.
 fn price(
     model: &Model,
     table: &FeatureTable,
     labels: &Labels,
     catalog: &Catalog,
     scenario: Scenario,
-) -> Result<(Dataset, HashMap<(u32, i64), (f64, f64, u64)>), PredictError> {
+) -> Result<(Dataset, StepSums), PredictError> {
     let data = build_dataset(table, &model.card.features, labels, catalog, scenario, false)?;
     let preds = model.regressor.predict(&data.windows)?;
-    let mut per_step: HashMap<(u32, i64), (f64, f64, u64)> = HashMap::new();
+    let mut per_step = StepSums::new();
     for (i, p) in preds.iter().enumerate() {
         let e = per_step
             .entry((data.windows.trace[i], data.windows.step[i]))
             .or_default();
-        e.0 += p;
-        e.1 += p * data.windows.backward_share[i];
-        e.2 += 1;
+        e.span_ns += p;
+        e.backward_ns += p * data.windows.backward_share[i];
+        e.windows += 1;
     }
     Ok((data, per_step))
 }
 
 /// Mean one-GPU step and backward time per trace.
-fn one_gpu(data: &Dataset, per_step: &HashMap<(u32, i64), (f64, f64, u64)>) -> Vec<OneGpu> {
+fn one_gpu(data: &Dataset, per_step: &StepSums) -> Vec<OneGpu> {
     let mut acc = vec![(OneGpu::default(), 0u64); data.traces.len()];
     for s in &data.steps {
         let Some(t) = data.trace_index(&s.trace_id) else {
             continue;
         };
-        let Some(&(span, backward, _)) = per_step.get(&(t as u32, s.step_id)) else {
+        let Some(sum) = per_step.get(&(t as u32, s.step_id)) else {
             continue;
         };
-        acc[t].0.step_ns += span + s.remainder_ns as f64;
-        acc[t].0.backward_ns += backward;
+        acc[t].0.step_ns += sum.span_ns + s.remainder_ns as f64;
+        acc[t].0.backward_ns += sum.backward_ns;
         acc[t].1 += 1;
     }
     acc.into_iter()
@@ -186,7 +198,10 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction, PredictError> {
         let Some(t) = data.trace_index(&s.trace_id) else {
             continue;
         };
-        let Some(&(span, _, windows)) = per_step.get(&(t as u32, s.step_id)) else {
+        let Some(&StepSum {
+            span_ns: span, windows, ..
+        }) = per_step.get(&(t as u32, s.step_id))
+        else {
             continue;
         };
         let measured_ns = as_recorded(t).then_some(s.dur_ns);
@@ -298,19 +313,20 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction, PredictError> {
                     continue;
                 }
                 let per_gpu = (global / u64::from(m)) as u32;
-                let one = if Some(per_gpu) == info.batch_size {
-                    base[t]
-                } else {
-                    if !batch_cache.contains_key(&per_gpu) {
+                let one = match batch_cache.get(&per_gpu) {
+                    _ if Some(per_gpu) == info.batch_size => base[t],
+                    Some(&cached) => cached,
+                    None => {
                         let scenario = Scenario {
                             gpu: req.gpu,
                             batch_size: Some(per_gpu),
                             only_trace: Some(&info.trace_id),
                         };
                         let (d, p) = price(req.model, req.table, req.labels, req.catalog, scenario)?;
-                        batch_cache.insert(per_gpu, one_gpu(&d, &p)[0]);
+                        let priced = one_gpu(&d, &p)[0];
+                        batch_cache.insert(per_gpu, priced);
+                        priced
                     }
-                    batch_cache[&per_gpu]
                 };
                 let exposed = scalable.map_or(0.0, |(net, g)| {
                     net.exposed_s(g, m, one.backward_ns / 1e9, req.scaling.overlap).1

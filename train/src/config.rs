@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::TrainError;
 
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TrainConfig {
     /// W and S the feature table must have been built with; absent: whatever it has.
@@ -93,18 +93,6 @@ pub struct LightGbmConfig {
     /// 0: LightGBM's default (OpenMP's thread count, one per core).
     pub num_threads: u32,
     pub seed: u64,
-}
-
-impl Default for TrainConfig {
-    fn default() -> Self {
-        TrainConfig {
-            window: None,
-            stride: None,
-            split: SplitConfig::default(),
-            model: ModelConfig::default(),
-            lightgbm: LightGbmConfig::default(),
-        }
-    }
 }
 
 impl Default for SplitConfig {

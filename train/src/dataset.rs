@@ -511,6 +511,21 @@ fn parse_position(name: &str) -> Option<(usize, &'static str)> {
 }
 
 #[cfg(test)]
+impl TraceInfo {
+    pub fn for_tests(trace_id: &str, gpu: &str, label: TraceLabel) -> TraceInfo {
+        TraceInfo {
+            trace_id: trace_id.into(),
+            recorded_gpu: Some(gpu.into()),
+            priced_gpu: Some(gpu.into()),
+            batch_size: label.batch_size,
+            label,
+            hardware: HardwareInputs::unknown(),
+            batch_scale: 1.0,
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
@@ -553,20 +568,5 @@ mod tests {
         );
         assert_eq!(parse_position("count_gemm"), None);
         assert_eq!(parse_position("p01_nothing"), None);
-    }
-}
-
-#[cfg(test)]
-impl TraceInfo {
-    pub fn for_tests(trace_id: &str, gpu: &str, label: TraceLabel) -> TraceInfo {
-        TraceInfo {
-            trace_id: trace_id.into(),
-            recorded_gpu: Some(gpu.into()),
-            priced_gpu: Some(gpu.into()),
-            batch_size: label.batch_size,
-            label,
-            hardware: HardwareInputs::unknown(),
-            batch_scale: 1.0,
-        }
     }
 }

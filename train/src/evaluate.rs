@@ -155,13 +155,14 @@ fn step_outcomes(
 ) -> Vec<StepOutcome> {
     // Sums per (trace, step): window predictions, measured busy time, item predictions.
     let mut sums: HashMap<(u32, i64), [f64; 3]> = HashMap::new();
-    for i in 0..data.windows.len() {
-        let e = sums.entry((data.windows.trace[i], data.windows.step[i])).or_default();
-        e[0] += window_pred[i];
-        e[1] += data.windows.busy_ns[i];
+    let w = &data.windows;
+    for (i, pred) in window_pred.iter().enumerate() {
+        let e = sums.entry((w.trace[i], w.step[i])).or_default();
+        e[0] += pred;
+        e[1] += w.busy_ns[i];
     }
-    for i in 0..data.items.len() {
-        sums.entry((data.items.trace[i], data.items.step[i])).or_default()[2] += item_pred[i];
+    for (i, pred) in item_pred.iter().enumerate() {
+        sums.entry((data.items.trace[i], data.items.step[i])).or_default()[2] += pred;
     }
     // Mean step time per model name over each fold's training traces.
     let mut by_model: HashMap<&str, Vec<(usize, f64)>> = HashMap::new();

@@ -11,6 +11,7 @@ pub mod config;
 mod dataset;
 mod error;
 mod evaluate;
+mod export;
 mod hardware;
 mod labels;
 mod metrics;
@@ -40,6 +41,8 @@ pub struct TrainRequest<'a> {
     pub config: TrainConfig,
     pub labels_path: Option<&'a Path>,
     pub catalog: &'a Catalog,
+    /// Also write the final model's input matrix and fitted label here (Parquet).
+    pub export_inputs: Option<&'a Path>,
 }
 
 pub struct TrainOutcome {
@@ -87,6 +90,9 @@ pub fn train(request: &TrainRequest, mut progress: impl FnMut(Progress)) -> Resu
     let evaluation = evaluate::evaluate(&data, config, |index, count, name| {
         progress(Progress::Fold { index, count, name })
     })?;
+    if let Some(path) = request.export_inputs {
+        export::write_inputs(path, &data.windows, config.model.target_transform)?;
+    }
     progress(Progress::FinalFit);
     let regressor = Regressor::fit(&data.windows, config)?;
     let gains = regressor.importance()?;

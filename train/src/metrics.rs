@@ -16,7 +16,7 @@ pub struct Errors {
 pub fn errors(pairs: impl IntoIterator<Item = (f64, f64)>) -> Option<Errors> {
     let (mut n, mut rel, mut abs, mut sq) = (0usize, 0.0, 0.0, 0.0);
     for (pred, truth) in pairs {
-        if !(truth > 0.0) || !pred.is_finite() {
+        if truth.is_nan() || truth <= 0.0 || !pred.is_finite() {
             continue;
         }
         let diff_ms = (pred - truth) / 1e6;

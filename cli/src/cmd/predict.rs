@@ -81,18 +81,8 @@ pub struct PredictArgs {
     /// Data-parallel GPU counts.
     #[arg(long, value_delimiter = ',', default_value = "1")]
     gpus: Vec<u32>,
-    /// Share of the backward pass that can hide the all-reduce (0..1).
-    #[arg(long, default_value_t = 0.5)]
-    overlap: f64,
-    /// Network bandwidth per node once the ring spans nodes, GB/s.
-    #[arg(long, default_value_t = DEFAULT_NETWORK_GBS)]
-    network_gbs: f64,
-    /// GPUs per node: rings up to this size stay on the GPU link.
-    #[arg(long, default_value_t = DEFAULT_GPUS_PER_NODE)]
-    gpus_per_node: u32,
-    /// Latency per ring step, µs.
-    #[arg(long, default_value_t = DEFAULT_LATENCY_S * 1e6)]
-    latency_us: f64,
+    #[command(flatten)]
+    network: NetworkArgs,
     /// Gradient bytes per iteration, instead of the trace's own estimate.
     #[arg(long)]
     gradient_bytes: Option<f64>,
@@ -104,11 +94,38 @@ pub struct PredictArgs {
     hardware: Option<PathBuf>,
 }
 
+/// The all-reduce model's settings, shared by `predict` and `scaling`.
+#[derive(Args)]
+pub struct NetworkArgs {
+    /// Share of the backward pass that can hide the all-reduce (0..1).
+    #[arg(long, default_value_t = 0.5)]
+    pub overlap: f64,
+    /// Network bandwidth per node once the ring spans nodes, GB/s.
+    #[arg(long, default_value_t = DEFAULT_NETWORK_GBS)]
+    pub network_gbs: f64,
+    /// GPUs per node: rings up to this size stay on the GPU link.
+    #[arg(long, default_value_t = DEFAULT_GPUS_PER_NODE)]
+    pub gpus_per_node: u32,
+    /// Latency per ring step, µs.
+    #[arg(long, default_value_t = DEFAULT_LATENCY_S * 1e6)]
+    pub latency_us: f64,
+}
+
+impl NetworkArgs {
+    pub fn check(&self) -> anyhow::Result<()> {
+        if !(0.0..=1.0).contains(&self.overlap) {
+            bail!("--overlap {} must be between 0 and 1", self.overlap);
+        }
+        if !(self.network_gbs > 0.0) || self.gpus_per_node == 0 || self.latency_us < 0.0 {
+            bail!("--network-gbs must be positive, --gpus-per-node at least 1 and --latency-us not negative");
+        }
+        Ok(())
+    }
+}
+
 pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
-    if !(0.0..=1.0).contains(&args.overlap) {
-        bail!("--overlap {} must be between 0 and 1", args.overlap);
-    }
+    args.network.check()?;
     if args.gpus.is_empty() || args.gpus.contains(&0) {
         bail!("--gpus must list GPU counts of at least 1");
     }
@@ -179,10 +196,10 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
         batch_size: args.batch_size,
         scaling: ScalingOptions {
             gpu_counts: args.gpus.clone(),
-            overlap: args.overlap,
-            network_gbs: args.network_gbs,
-            gpus_per_node: args.gpus_per_node.max(1),
-            latency_s: args.latency_us / 1e6,
+            overlap: args.network.overlap,
+            network_gbs: args.network.network_gbs,
+            gpus_per_node: args.network.gpus_per_node,
+            latency_s: args.network.latency_us / 1e6,
             gradient_bytes: args.gradient_bytes,
         },
         gpu_type: args.gpu_type.clone(),

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::Args;
 use tracecast_predict::elasticflow;
-use tracecast_predict::scaling::{
-    DEFAULT_GPUS_PER_NODE, DEFAULT_LATENCY_S, DEFAULT_NETWORK_GBS, Fit, Interconnect, fit,
-};
+use tracecast_predict::scaling::{Fit, Interconnect, fit};
+
+use crate::cmd::predict::NetworkArgs;
 
 /// Check the multi-GPU scaling model against measured throughput curves.
 ///
@@ -32,18 +32,8 @@ pub struct ScalingArgs {
     /// The GPU they were measured on: a hardware profile's name, alias or file stem.
     #[arg(long)]
     gpu: String,
-    /// Network bandwidth per node once the ring spans nodes, GB/s.
-    #[arg(long, default_value_t = DEFAULT_NETWORK_GBS)]
-    network_gbs: f64,
-    /// GPUs per node.
-    #[arg(long, default_value_t = DEFAULT_GPUS_PER_NODE)]
-    gpus_per_node: u32,
-    /// Latency per ring step, µs.
-    #[arg(long, default_value_t = DEFAULT_LATENCY_S * 1e6)]
-    latency_us: f64,
-    /// Share of the backward pass that can hide the all-reduce (0..1).
-    #[arg(long, default_value_t = 0.5)]
-    overlap: f64,
+    #[command(flatten)]
+    network: NetworkArgs,
     /// Write the report (Markdown) here as well as printing it.
     #[arg(long)]
     out: Option<PathBuf>,
@@ -53,19 +43,23 @@ pub struct ScalingArgs {
 }
 
 pub fn run(args: ScalingArgs) -> anyhow::Result<ExitCode> {
+    args.network.check()?;
     let catalog = crate::hardware::catalog(args.hardware.as_deref())?;
     let profile = catalog
         .resolve(&args.gpu)
         .with_context(|| format!("--gpu {}: no hardware profile by that name", args.gpu))?;
     let net = Interconnect::from_profile(
         profile,
-        args.network_gbs,
-        args.gpus_per_node.max(1),
-        args.latency_us / 1e6,
+        args.network.network_gbs,
+        args.network.gpus_per_node,
+        args.network.latency_us / 1e6,
     )
     .with_context(|| format!("{}: the profile gives no GPU link or PCIe bandwidth", profile.name))?;
     let curves = elasticflow::read_dir(&args.measured)?;
-    let fits: Vec<Fit> = curves.iter().filter_map(|c| fit(&net, args.overlap, c)).collect();
+    let fits: Vec<Fit> = curves
+        .iter()
+        .filter_map(|c| fit(&net, args.network.overlap, c))
+        .collect();
     let report = report(&args, &profile.name, &net, &fits, curves.len());
     print!("{report}");
     if let Some(out) = &args.out {
@@ -86,7 +80,7 @@ fn report(args: &ScalingArgs, gpu: &str, net: &Interconnect, fits: &[Fit], curve
         net.gpus_per_node,
         net.network_gbs,
         net.latency_s * 1e6,
-        args.overlap,
+        args.network.overlap,
         fits.len()
     );
     let _ = writeln!(

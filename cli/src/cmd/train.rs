@@ -79,6 +79,9 @@ pub struct TrainArgs {
     /// LightGBM threads [default: one per core].
     #[arg(long)]
     threads: Option<u32>,
+    /// Also write the final model's inputs and fitted label as Parquet (one column per input).
+    #[arg(long, value_name = "FILE")]
+    export_inputs: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -144,6 +147,7 @@ pub fn run(args: TrainArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
         config,
         labels_path: args.labels.as_deref(),
         catalog: &catalog,
+        export_inputs: args.export_inputs.as_deref(),
     };
     let bar = ui.bar(0, "training", false);
     let outcome = train(&request, |progress| match progress {
