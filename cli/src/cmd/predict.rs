@@ -176,13 +176,15 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
                 .display()
         );
     }
+    // The flags about the --trace win over a labels file; what they leave out, the file says.
     if args.trace.is_some() {
         for step in &table.steps {
+            let known = labels.get(&step.trace_id);
             labels.insert(
                 &step.trace_id,
                 TraceLabel {
-                    model: args.trace_model.clone(),
-                    batch_size: args.trace_batch_size,
+                    model: args.trace_model.clone().or(known.model),
+                    batch_size: args.trace_batch_size.or(known.batch_size),
                 },
             );
         }
