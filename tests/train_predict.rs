@@ -432,9 +432,16 @@ fn shared_traces_by_model_split_and_cross_gpu_prediction() {
     let rows = csv_rows(&out.join("traces.csv"));
     assert_eq!(rows.len(), 2);
     // The labels file gave the recorded batch (32) and the model name.
-    assert_eq!((rows[0]["model"].as_str(), rows[0]["batch_size"].as_str()), ("resnet", "64"));
+    assert_eq!(
+        (rows[0]["model"].as_str(), rows[0]["batch_size"].as_str()),
+        ("resnet", "64")
+    );
     let table = csv_rows(&out.join("throughput.csv"));
-    assert!(table.iter().any(|r| r["job_type"] == "resnet" && r["batch_size"] == "512" && r["num_gpus"] == "8"));
+    assert!(
+        table
+            .iter()
+            .any(|r| r["job_type"] == "resnet" && r["batch_size"] == "512" && r["num_gpus"] == "8")
+    );
     // Gradient bytes read off the optimizer: ResNet-50 has 25,557,032 parameters (102.2 MB in FP32).
     let gradient = f(&rows[0], "gradient_bytes");
     assert!((gradient - 102_228_128.0).abs() < 1e3, "gradient bytes {gradient}");

@@ -4,18 +4,14 @@
 
 use std::collections::HashMap;
 
-use tracecast_schemas::features::{FAMILIES, position_column};
+use tracecast_schemas::features::{COMMUNICATION_FAMILY, OPTIMIZER_PHASE, central_positions, position_column};
 use tracecast_train::{FeatureTable, column_f64};
-
-const OPTIMIZER_PHASE: f64 = 2.0;
-
-fn communication_family() -> f64 {
-    FAMILIES.iter().position(|f| *f == "communication").expect("a family") as f64
-}
 
 /// Where a gradient size came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GradientSource {
+    /// `--gradient-bytes`.
+    Flag,
     /// Per step, the median over optimizer operators of each operator's
     /// total first-input bytes: most update operators touch every parameter
     /// once (a plain sum would count each parameter once per operator, and
@@ -28,7 +24,6 @@ pub enum GradientSource {
 
 /// Median over steps of each trace's gradient bytes, with the source used.
 pub fn estimate(table: &FeatureTable) -> HashMap<String, (f64, GradientSource)> {
-    let pad = (table.window - table.stride) / 2;
     // (trace, step) -> (op_code -> bytes, collective bytes)
     let mut per_step: HashMap<(String, i64), (HashMap<i64, f64>, f64)> = HashMap::new();
     for batch in &table.windows {
@@ -40,7 +35,7 @@ pub fn estimate(table: &FeatureTable) -> HashMap<String, (f64, GradientSource)> 
         ) else {
             continue;
         };
-        for p in pad..pad + table.stride {
+        for p in central_positions(table.window, table.stride) {
             let col = |name: &str| column_f64(batch, &position_column(p, name));
             let (Some(family), Some(phase), Some(op), Some(numel), Some(dtype), Some(bytes)) = (
                 col("family"),
@@ -57,7 +52,7 @@ pub fn estimate(table: &FeatureTable) -> HashMap<String, (f64, GradientSource)> 
                 if phase[i] == OPTIMIZER_PHASE && numel[i].is_finite() && dtype[i].is_finite() {
                     *entry.0.entry(op[i] as i64).or_default() += numel[i] * dtype[i];
                 }
-                if family[i] == communication_family() && bytes[i].is_finite() {
+                if family[i] == COMMUNICATION_FAMILY && bytes[i].is_finite() {
                     entry.1 += bytes[i];
                 }
             }
@@ -85,6 +80,16 @@ pub fn estimate(table: &FeatureTable) -> HashMap<String, (f64, GradientSource)> 
 }
 
 /// The lower median.
+impl GradientSource {
+    pub fn name(self) -> &'static str {
+        match self {
+            GradientSource::Flag => "flag",
+            GradientSource::OptimizerInputs => "optimizer inputs",
+            GradientSource::Collectives => "collectives",
+        }
+    }
+}
+
 fn median(mut v: Vec<f64>) -> Option<f64> {
     if v.is_empty() {
         return None;

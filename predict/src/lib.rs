@@ -68,8 +68,11 @@ pub struct TracePrediction {
     pub num_gpus: u32,
     pub steps: u64,
     pub iteration_ms: f64,
+    /// The same trace's iteration time at one GPU (the speedup's base).
+    pub one_gpu_ms: f64,
     pub measured_iteration_ms: Option<f64>,
     pub gradient_bytes: Option<f64>,
+    pub gradient_source: Option<GradientSource>,
     pub allreduce_ms: f64,
     pub exposed_allreduce_ms: f64,
     pub backward_ms: f64,
@@ -78,6 +81,11 @@ pub struct TracePrediction {
 impl TracePrediction {
     pub fn iters_per_s(&self) -> f64 {
         1e3 / self.iteration_ms
+    }
+
+    /// Samples/s relative to one GPU at the same per-GPU batch.
+    pub fn speedup(&self) -> f64 {
+        f64::from(self.num_gpus) * self.one_gpu_ms / self.iteration_ms
     }
 }
 
@@ -107,12 +115,27 @@ struct OneGpu {
     backward_ns: f64,
 }
 
+/// A step's predicted time from its window sum and its recorded remainder.
+/// The remainder (CPU time at the step's edges) is kept as recorded; a
+/// negative one (GPU work outlasting the CPU step) only holds for the GPU
+/// time it was measured against, so a what-if, or a prediction that would
+/// not stay positive, drops it.
+fn step_time(span_ns: f64, remainder_ns: f64, as_recorded: bool) -> f64 {
+    if as_recorded && span_ns + remainder_ns > 0.0 {
+        span_ns + remainder_ns
+    } else {
+        span_ns + remainder_ns.max(0.0)
+    }
+}
+
 /// A step's window predictions added up.
 #[derive(Clone, Copy, Debug, Default)]
 struct StepSum {
     span_ns: f64,
     /// The part of `span_ns` in backward-phase items.
     backward_ns: f64,
+    /// The part of `span_ns` in collectives: on one GPU there are none.
+    communication_ns: f64,
     windows: u64,
 }
 
@@ -136,13 +159,15 @@ fn price(
             .or_default();
         e.span_ns += p;
         e.backward_ns += p * data.windows.backward_share[i];
+        e.communication_ns += p * data.windows.communication_share[i];
         e.windows += 1;
     }
     Ok((data, per_step))
 }
 
-/// Mean one-GPU step and backward time per trace.
-fn one_gpu(data: &Dataset, per_step: &StepSums) -> Vec<OneGpu> {
+/// Mean one-GPU step and backward time per trace: the steps without their
+/// collectives (a multi-GPU trace's own all-reduce is replaced by the model's).
+fn one_gpu(data: &Dataset, per_step: &StepSums, as_recorded: impl Fn(usize) -> bool) -> Vec<OneGpu> {
     let mut acc = vec![(OneGpu::default(), 0u64); data.traces.len()];
     for s in &data.steps {
         let Some(t) = data.trace_index(&s.trace_id) else {
@@ -151,7 +176,11 @@ fn one_gpu(data: &Dataset, per_step: &StepSums) -> Vec<OneGpu> {
         let Some(sum) = per_step.get(&(t as u32, s.step_id)) else {
             continue;
         };
-        acc[t].0.step_ns += sum.span_ns + s.remainder_ns as f64;
+        acc[t].0.step_ns += step_time(
+            sum.span_ns - sum.communication_ns,
+            s.remainder_ns as f64,
+            as_recorded(t),
+        );
         acc[t].0.backward_ns += sum.backward_ns;
         acc[t].1 += 1;
     }
@@ -194,14 +223,12 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction, PredictError> {
 
     let mut steps = Vec::new();
     let mut measured: Vec<(f64, u64)> = vec![(0.0, 0); data.traces.len()];
+    let mut has_collectives = vec![false; data.traces.len()];
     for s in &data.steps {
         let Some(t) = data.trace_index(&s.trace_id) else {
             continue;
         };
-        let Some(&StepSum {
-            span_ns: span, windows, ..
-        }) = per_step.get(&(t as u32, s.step_id))
-        else {
+        let Some(sum) = per_step.get(&(t as u32, s.step_id)) else {
             continue;
         };
         let measured_ns = as_recorded(t).then_some(s.dur_ns);
@@ -209,15 +236,16 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction, PredictError> {
             measured[t].0 += m as f64;
             measured[t].1 += 1;
         }
+        has_collectives[t] |= sum.communication_ns > 0.0;
         steps.push(StepPrediction {
             trace_id: s.trace_id.clone(),
             step_id: s.step_id,
             gpu: gpu_name(t),
             batch_size: data.traces[t].batch_size,
-            predicted_ns: span + s.remainder_ns as f64,
-            predicted_gpu_span_ns: span,
+            predicted_ns: step_time(sum.span_ns, s.remainder_ns as f64, as_recorded(t)),
+            predicted_gpu_span_ns: sum.span_ns,
             measured_ns,
-            windows,
+            windows: sum.windows,
         });
     }
     let step_counts = {
@@ -229,7 +257,7 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction, PredictError> {
     };
 
     let gradient_estimates = gradients::estimate(req.table);
-    let base = one_gpu(&data, &per_step);
+    let base = one_gpu(&data, &per_step, as_recorded);
     let mut traces = Vec::new();
     let mut throughput = Vec::new();
     let mut batch_cache: HashMap<u32, OneGpu> = HashMap::new();
@@ -245,13 +273,13 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction, PredictError> {
                 req.scaling.latency_s,
             )
         });
-        let gradient = req
-            .scaling
-            .gradient_bytes
-            .or_else(|| gradient_estimates.get(&info.trace_id).map(|g| g.0));
+        let gradient = match req.scaling.gradient_bytes {
+            Some(g) => Some((g, GradientSource::Flag)),
+            None => gradient_estimates.get(&info.trace_id).copied(),
+        };
         let multi = req.scaling.gpu_counts.iter().any(|&n| n > 1);
         let scalable = match (net, gradient) {
-            (Some(net), Some(g)) => Some((net, g)),
+            (Some(net), Some((g, _))) => Some((net, g)),
             _ => {
                 if multi {
                     let reason = if net.is_none() {
@@ -279,9 +307,13 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction, PredictError> {
                 num_gpus: n,
                 steps: step_counts[t],
                 iteration_ms: base[t].step_ns / 1e6 + exposed * 1e3,
-                measured_iteration_ms: (n == 1 && measured[t].1 > 0)
+                one_gpu_ms: base[t].step_ns / 1e6,
+                // A trace with collectives ran on several GPUs: its measured
+                // steps are not a one-GPU time.
+                measured_iteration_ms: (n == 1 && measured[t].1 > 0 && !has_collectives[t])
                     .then(|| measured[t].0 / measured[t].1 as f64 / 1e6),
-                gradient_bytes: gradient,
+                gradient_bytes: gradient.map(|g| g.0),
+                gradient_source: gradient.map(|g| g.1),
                 allreduce_ms: allreduce * 1e3,
                 exposed_allreduce_ms: exposed * 1e3,
                 backward_ms: base[t].backward_ns / 1e6,
@@ -323,7 +355,7 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction, PredictError> {
                             only_trace: Some(&info.trace_id),
                         };
                         let (d, p) = price(req.model, req.table, req.labels, req.catalog, scenario)?;
-                        let priced = one_gpu(&d, &p)[0];
+                        let priced = one_gpu(&d, &p, |_| false)[0];
                         batch_cache.insert(per_gpu, priced);
                         priced
                     }
@@ -350,9 +382,7 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction, PredictError> {
             b.num_gpus,
         ))
     });
-    throughput.dedup_by(|a, b| {
-        (&a.job_type, &a.gpu_type, a.global_batch, a.num_gpus) == (&b.job_type, &b.gpu_type, b.global_batch, b.num_gpus)
-    });
+    let throughput = merge_duplicates(throughput, &mut notes);
     let notes = notes
         .into_iter()
         .map(|(reason, traces)| format!("{} trace(s), {reason}: {}", traces.len(), traces.join(", ")))
@@ -365,6 +395,45 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction, PredictError> {
     })
 }
 
+/// Rows with one key (traces of one model on one GPU type, or one trace's
+/// batch grid meeting itself) become one row: their mean iterations/s.
+/// `rows` must be sorted by key.
+fn merge_duplicates(rows: Vec<ThroughputRow>, notes: &mut BTreeMap<&'static str, Vec<String>>) -> Vec<ThroughputRow> {
+    let mut merged: Vec<(ThroughputRow, u32)> = Vec::new();
+    for row in rows {
+        match merged.last_mut() {
+            Some((last, n))
+                if (&last.job_type, &last.gpu_type, last.global_batch, last.num_gpus)
+                    == (&row.job_type, &row.gpu_type, row.global_batch, row.num_gpus) =>
+            {
+                last.iters_per_s += row.iters_per_s;
+                *n += 1;
+            }
+            _ => merged.push((row, 1)),
+        }
+    }
+    let mut shared = Vec::new();
+    let out = merged
+        .into_iter()
+        .map(|(mut row, n)| {
+            if n > 1 {
+                row.iters_per_s /= f64::from(n);
+                shared.push(format!("{} on {}", row.job_type, row.gpu_type));
+            }
+            row
+        })
+        .collect();
+    shared.sort();
+    shared.dedup();
+    if !shared.is_empty() {
+        notes
+            .entry("throughput rows that several traces gave are their mean")
+            .or_default()
+            .extend(shared);
+    }
+    out
+}
+
 /// (job type, GPU type) -> (global batch, GPUs) -> iterations/s, for ElasticFlow's layout.
 pub fn throughput_grid(rows: &[ThroughputRow]) -> BTreeMap<(String, String), BTreeMap<(u64, u32), f64>> {
     let mut grid: BTreeMap<(String, String), BTreeMap<(u64, u32), f64>> = BTreeMap::new();
@@ -374,4 +443,20 @@ pub fn throughput_grid(rows: &[ThroughputRow]) -> BTreeMap<(String, String), BTr
             .insert((r.global_batch, r.num_gpus), r.iters_per_s);
     }
     grid
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_negative_remainder_holds_only_as_recorded() {
+        // Recorded: 100 ms of GPU span in an 80 ms CPU step.
+        assert_eq!(step_time(100.0, -20.0, true), 80.0);
+        // On a faster GPU the span shrinks; the overhang it was measured against is gone.
+        assert_eq!(step_time(10.0, -20.0, false), 10.0);
+        // A prediction that would not stay positive drops it too.
+        assert_eq!(step_time(10.0, -20.0, true), 10.0);
+        assert_eq!(step_time(10.0, 5.0, false), 15.0);
+    }
 }

@@ -42,12 +42,6 @@ fn steps_batch(p: &Prediction) -> Result<RecordBatch, arrow::error::ArrowError> 
 
 fn traces_batch(p: &Prediction) -> Result<RecordBatch, arrow::error::ArrowError> {
     let t = &p.traces;
-    // Speedup against the same trace's one-GPU row: samples/s grow with N at a fixed per-GPU batch.
-    let one_gpu_ms = |trace: &str| {
-        t.iter()
-            .find(|r| r.trace_id == trace && r.num_gpus == 1)
-            .map(|r| r.iteration_ms)
-    };
     RecordBatch::try_new(
         PREDICTED_TRACES.schema(),
         vec![
@@ -61,11 +55,9 @@ fn traces_batch(p: &Prediction) -> Result<RecordBatch, arrow::error::ArrowError>
             floats(t.iter().map(|r| Some(r.iteration_ms))),
             floats(t.iter().map(|r| r.measured_iteration_ms)),
             floats(t.iter().map(|r| Some(r.iters_per_s()))),
-            floats(t.iter().map(|r| {
-                let base = one_gpu_ms(&r.trace_id).unwrap_or(r.iteration_ms);
-                Some(f64::from(r.num_gpus) * base / r.iteration_ms)
-            })),
+            floats(t.iter().map(|r| Some(r.speedup()))),
             floats(t.iter().map(|r| r.gradient_bytes)),
+            strings(t.iter().map(|r| r.gradient_source.map(|g| g.name()))),
             floats(t.iter().map(|r| Some(r.allreduce_ms))),
             floats(t.iter().map(|r| Some(r.exposed_allreduce_ms))),
             floats(t.iter().map(|r| Some(r.backward_ms))),

@@ -37,7 +37,8 @@ pub const DEFAULT_LATENCY_S: f64 = 10e-6;
 pub const DEFAULT_GPUS_PER_NODE: u32 = 8;
 
 impl Interconnect {
-    /// From a profile: vendors quote links as bidirectional aggregates, so one direction is half.
+    /// From a profile: vendors quote links as bidirectional aggregates, so one
+    /// direction is half, shared by the package's devices (an MI250's two dies).
     /// None when the profile gives neither a GPU link nor PCIe.
     pub fn from_profile(
         profile: &HardwareProfile,
@@ -46,7 +47,8 @@ impl Interconnect {
         latency_s: f64,
     ) -> Option<Self> {
         let i = &profile.interconnect;
-        let link = i.gpu_link_gbs.as_ref().or(i.pcie_gbs.as_ref())?.value / 2.0;
+        let per_device = f64::from(profile.devices_per_package.unwrap_or(1).max(1));
+        let link = i.gpu_link_gbs.as_ref().or(i.pcie_gbs.as_ref())?.value / 2.0 / per_device;
         Some(Interconnect {
             link_gbs: link,
             network_gbs,

@@ -40,6 +40,21 @@ pub const FAMILIES: [&str; 11] = [
 /// Phases of the launching operator, in code order.
 pub const PHASES: [&str; 3] = ["forward", "backward", "optimizer"];
 
+/// `phase` code of backward work.
+pub const BACKWARD_PHASE: f64 = 1.0;
+/// `phase` code of optimizer work.
+pub const OPTIMIZER_PHASE: f64 = 2.0;
+/// `family` code of collectives.
+pub const COMMUNICATION_FAMILY: f64 = 8.0;
+/// `family` code of optimizer kernels.
+pub const OPTIMIZER_FAMILY: f64 = 9.0;
+
+/// Positions of a window's central items: PAD = (W - S) / 2 up to PAD + S.
+pub fn central_positions(window: usize, stride: usize) -> std::ops::Range<usize> {
+    let pad = (window - stride) / 2;
+    pad..pad + stride
+}
+
 pub const FEATURE_STEPS: TableDef = TableDef {
     name: "feature_steps",
     version: FORMAT_VERSION,
@@ -79,6 +94,12 @@ pub const FEATURE_STEPS: TableDef = TableDef {
             "Windows of the step: ceil(item_count / S).",
         ),
         opt("gpu_name", Utf8, "", "`traces.gpu_name`."),
+        opt(
+            "job_id",
+            Utf8,
+            "",
+            "`traces.job_id`: the run the trace belongs to (the ranks of one run share it).",
+        ),
     ],
 };
 
@@ -366,6 +387,15 @@ mod tests {
         );
         assert!(schema.field_with_name("p03_gap_ns").is_ok());
         assert!(schema.field_with_name("p04_gap_ns").is_err());
+    }
+
+    #[test]
+    fn codes_match_their_names() {
+        assert_eq!(PHASES[BACKWARD_PHASE as usize], "backward");
+        assert_eq!(PHASES[OPTIMIZER_PHASE as usize], "optimizer");
+        assert_eq!(FAMILIES[COMMUNICATION_FAMILY as usize], "communication");
+        assert_eq!(FAMILIES[OPTIMIZER_FAMILY as usize], "optimizer");
+        assert_eq!(central_positions(16, 4), 6..10);
     }
 
     #[test]

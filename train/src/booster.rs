@@ -107,6 +107,7 @@ mod tests {
             rows.step.push(0);
             rows.busy_ns.push(0.0);
             rows.backward_share.push(0.0);
+            rows.communication_share.push(0.0);
             rows.base_ns.push(2_000.0);
         }
         let mut config = TrainConfig::default();

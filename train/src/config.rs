@@ -60,7 +60,8 @@ pub struct SplitConfig {
 pub enum TargetTransform {
     /// Fit ln(1 + target in µs): relative errors weigh alike across window sizes.
     Log,
-    /// Fit ln(1 + target in µs) - ln(1 + roofline estimate in µs): the model
+    /// Fit ln(1 + target in µs) - ln(1 + base in µs), the base being the
+    /// roofline estimate plus 2 µs per item (`dataset::base_ns`): the model
     /// learns how far real time is from the physical estimate, which carries
     /// what-ifs on batch size and GPU beyond the training data (see
     /// `dataset::base_ns`), but only as well as the FLOP and byte estimates.

@@ -11,7 +11,10 @@
 use std::collections::HashMap;
 
 use arrow::array::{AsArray, RecordBatch};
-use tracecast_schemas::features::{FEATURE_POSITIONS, FEATURE_WINDOWS, position_column};
+use tracecast_schemas::features::{
+    BACKWARD_PHASE, COMMUNICATION_FAMILY, FEATURE_POSITIONS, FEATURE_WINDOWS, OPTIMIZER_FAMILY, OPTIMIZER_PHASE,
+    central_positions, position_column,
+};
 use tracecast_schemas::hardware::{Catalog, HardwareProfile};
 
 use crate::TrainError;
@@ -41,11 +44,9 @@ const DERIVED_INPUTS: [&str; 5] = [
     "batch_size",
 ];
 
-/// Position columns that grow with the batch under a batch-size what-if.
+/// Position columns that grow with the batch under a batch-size what-if
+/// (except on optimizer work and collectives: parameters and gradients do not).
 const BATCH_SCALED: [&str; 4] = ["flops", "bytes", "in0_numel", "grid"];
-
-/// The phase code of optimizer work, which does not grow with the batch.
-const OPTIMIZER_PHASE: f64 = 2.0;
 
 fn measured(doc: &str) -> bool {
     doc.starts_with("*Measured*")
@@ -102,6 +103,8 @@ pub struct Scenario<'a> {
 #[derive(Clone, Debug)]
 pub struct TraceInfo {
     pub trace_id: String,
+    /// The run it belongs to; None where the lake does not say.
+    pub job_id: Option<String>,
     /// The GPU it was recorded on, as the trace names it.
     pub recorded_gpu: Option<String>,
     /// The profile name it is priced on (the recorded GPU's or the scenario's); None when no profile matches.
@@ -126,6 +129,8 @@ pub struct Rows {
     pub busy_ns: Vec<f64>,
     /// Share of the central items launched in the backward phase.
     pub backward_share: Vec<f64>,
+    /// Share of the central items that are collectives.
+    pub communication_share: Vec<f64>,
     /// The physical estimate the model's output is relative to (see [`base_ns`]).
     pub base_ns: Vec<f64>,
 }
@@ -157,6 +162,7 @@ impl Rows {
             out.step.push(self.step[i]);
             out.busy_ns.push(self.busy_ns[i]);
             out.backward_share.push(self.backward_share[i]);
+            out.communication_share.push(self.communication_share[i]);
             out.base_ns.push(self.base_ns[i]);
         }
         out
@@ -164,17 +170,16 @@ impl Rows {
 }
 
 pub struct Dataset {
-    pub window: usize,
-    pub stride: usize,
     pub traces: Vec<TraceInfo>,
     pub windows: Rows,
     pub items: Rows,
     pub steps: Vec<StepRow>,
+    index: HashMap<String, usize>,
 }
 
 impl Dataset {
     pub fn trace_index(&self, trace_id: &str) -> Option<usize> {
-        self.traces.iter().position(|t| t.trace_id == trace_id)
+        self.index.get(trace_id).copied()
     }
 }
 
@@ -209,8 +214,7 @@ pub fn build(
     };
     let shape = Shape {
         window: table.window,
-        pad: (table.window - table.stride) / 2,
-        stride: table.stride,
+        central: central_positions(table.window, table.stride),
     };
     let bad = |reason: String| TrainError::Features {
         path: table.dir.join("windows"),
@@ -239,13 +243,17 @@ pub fn build(
             items.append_items(&cols, &trace, &traces, &shape);
         }
     }
+    let index = traces
+        .iter()
+        .enumerate()
+        .map(|(i, t)| (t.trace_id.clone(), i))
+        .collect();
     Ok(Dataset {
-        window: table.window,
-        stride: table.stride,
         traces,
         windows,
         items,
         steps,
+        index,
     })
 }
 
@@ -292,6 +300,7 @@ fn trace_infos(
         };
         infos.push(TraceInfo {
             trace_id: step.trace_id.clone(),
+            job_id: step.job_id.clone(),
             recorded_gpu: step.gpu_name.clone(),
             priced_gpu: priced.map(|p| p.name.clone()),
             batch_size: scenario.batch_size.or(label.batch_size),
@@ -305,8 +314,7 @@ fn trace_infos(
 
 struct Shape {
     window: usize,
-    pad: usize,
-    stride: usize,
+    central: std::ops::Range<usize>,
 }
 
 /// One window batch's columns as f64, with the batch-size scaling applied.
@@ -326,12 +334,15 @@ impl BatchColumns {
             for c in FEATURE_POSITIONS.columns {
                 cols.insert(c.name, get(&position_column(p, c.name))?);
             }
-            let phase = cols["phase"].clone();
+            let (phase, family) = (cols["phase"].clone(), cols["family"].clone());
+            let fixed_size = |i: usize| {
+                phase[i] == OPTIMIZER_PHASE || family[i] == OPTIMIZER_FAMILY || family[i] == COMMUNICATION_FAMILY
+            };
             for name in BATCH_SCALED {
                 let values = cols.get_mut(name).expect("a position column");
                 for (i, v) in values.iter_mut().enumerate() {
                     let scale = traces[trace[i] as usize].batch_scale;
-                    if scale != 1.0 && phase[i] != OPTIMIZER_PHASE {
+                    if scale != 1.0 && !fixed_size(i) {
                         *v *= scale;
                     }
                 }
@@ -385,7 +396,7 @@ impl Rows {
         traces: &[TraceInfo],
         shape: &Shape,
     ) -> Result<(), String> {
-        let central = shape.pad..shape.pad + shape.stride;
+        let central = shape.central.clone();
         let step = cols.fixed.get("step_id").ok_or("no step_id column")?;
         let target = cols.fixed.get("target_ns").ok_or("no target_ns column")?;
         // Resolve every name once: a fixed column, a position column, or a derived input.
@@ -420,11 +431,19 @@ impl Rows {
             let sum = |f: &dyn Fn(usize) -> f64, range: std::ops::Range<usize>| -> f64 {
                 range.map(|p| nan_to_zero(f(p))).sum()
             };
+            // Without a hardware profile there is no roofline: missing, not zero.
+            let roofline_sum = |range: std::ops::Range<usize>| {
+                if hw.is_unknown() {
+                    f64::NAN
+                } else {
+                    sum(&|p| cols.roofline(p, i, hw), range)
+                }
+            };
             let derived = [
                 sum(&|p| cols.positions[p]["flops"][i], central.clone()),
                 sum(&|p| cols.positions[p]["bytes"][i], central.clone()),
-                sum(&|p| cols.roofline(p, i, hw), central.clone()),
-                sum(&|p| cols.roofline(p, i, hw), 0..shape.window),
+                roofline_sum(central.clone()),
+                roofline_sum(0..shape.window),
                 batch_input(info),
             ];
             for source in &sources {
@@ -444,16 +463,14 @@ impl Rows {
                 .filter(|&p| !cols.positions[p]["family"][i].is_nan())
                 .count();
             self.base_ns.push(base_ns(derived[2], present));
-            let (mut backward, mut present) = (0.0, 0.0);
-            for p in central.clone() {
-                let phase = cols.positions[p]["phase"][i];
-                if !phase.is_nan() {
-                    present += 1.0;
-                    backward += f64::from(phase == 1.0);
-                }
-            }
+            let share = |of: &dyn Fn(usize) -> bool| {
+                let n = central.clone().filter(|&p| of(p)).count();
+                if present > 0 { n as f64 / present as f64 } else { 0.0 }
+            };
             self.backward_share
-                .push(if present > 0.0 { backward / present } else { 0.0 });
+                .push(share(&|p| cols.positions[p]["phase"][i] == BACKWARD_PHASE));
+            self.communication_share
+                .push(share(&|p| cols.positions[p]["family"][i] == COMMUNICATION_FAMILY));
         }
         Ok(())
     }
@@ -463,7 +480,7 @@ impl Rows {
         let own: Vec<&'static str> = position_inputs().collect();
         for i in 0..cols.rows {
             let info = &traces[trace[i] as usize];
-            for p in shape.pad..shape.pad + shape.stride {
+            for p in shape.central.clone() {
                 let c = &cols.positions[p];
                 if c["family"][i].is_nan() {
                     continue; // past the step's end
@@ -477,7 +494,9 @@ impl Rows {
                 self.step.push(step[i] as i64);
                 self.busy_ns.push(c["dur_ns"][i]);
                 self.base_ns.push(base_ns(cols.roofline(p, i, &info.hardware), 1));
-                self.backward_share.push(f64::from(c["phase"][i] == 1.0));
+                self.backward_share.push(f64::from(c["phase"][i] == BACKWARD_PHASE));
+                self.communication_share
+                    .push(f64::from(c["family"][i] == COMMUNICATION_FAMILY));
             }
         }
     }
@@ -515,6 +534,7 @@ impl TraceInfo {
     pub fn for_tests(trace_id: &str, gpu: &str, label: TraceLabel) -> TraceInfo {
         TraceInfo {
             trace_id: trace_id.into(),
+            job_id: None,
             recorded_gpu: Some(gpu.into()),
             priced_gpu: Some(gpu.into()),
             batch_size: label.batch_size,

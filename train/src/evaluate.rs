@@ -111,7 +111,11 @@ pub fn evaluate(
     let mut outcomes = Vec::new();
     for (f, fold) in folds.iter().enumerate() {
         on_fold(f, folds.len(), &fold.name);
-        let test = |t: u32| fold.test.contains(&(t as usize));
+        let mut in_test = vec![false; data.traces.len()];
+        for &t in &fold.test {
+            in_test[t] = true;
+        }
+        let test = |t: u32| in_test[t as usize];
         let train_w = data.windows.subset(|i| !test(data.windows.trace[i]));
         let test_idx: Vec<usize> = (0..data.windows.len())
             .filter(|&i| test(data.windows.trace[i]))

@@ -28,6 +28,11 @@ impl HardwareInputs {
         HardwareInputs { values: [f64::NAN; 7] }
     }
 
+    /// No figure known (no profile matched the GPU).
+    pub fn is_unknown(&self) -> bool {
+        self.values.iter().all(|v| v.is_nan())
+    }
+
     pub fn from_profile(profile: &HardwareProfile) -> HardwareInputs {
         let per_device = f64::from(profile.devices_per_package.unwrap_or(1).max(1));
         let or_nan = |v: Option<f64>| v.unwrap_or(f64::NAN);
@@ -57,7 +62,8 @@ impl HardwareInputs {
     /// the tensor-core rate, everything else FP32. NaN without a profile.
     pub fn roofline_ns(&self, family: f64, dtype_bytes: f64, flops: f64, bytes: f64) -> f64 {
         let matrix = matches!(FAMILIES.get(family as usize), Some(&("gemm" | "conv" | "attention")));
-        let tflops = if matrix && dtype_bytes == 2.0 {
+        // 16-bit matrix work at the tensor rate where the profile has one, else FP32.
+        let tflops = if matrix && dtype_bytes == 2.0 && !self.values[3].is_nan() {
             self.values[3]
         } else {
             self.values[2]

@@ -1,5 +1,6 @@
 //! Evaluation folds over whole traces: a trace's windows are all in a fold's
-//! test set or all in its training set, never split.
+//! test set or all in its training set, never split; and the ranks of one
+//! run (one `job_id`) stay together, as near-copies of each other.
 
 use std::collections::BTreeMap;
 
@@ -12,20 +13,27 @@ use crate::dataset::TraceInfo;
 pub struct Fold {
     /// The held-out group (`model=resnet`, `gpu=...`, `fold 2/5`).
     pub name: String,
+    /// The group's key under a by-* split (what `holdout` names); None for random folds.
+    pub group: Option<String>,
     pub test: Vec<usize>,
+}
+
+/// The run a trace belongs to: its job, else the trace alone.
+fn run_of(trace: &TraceInfo) -> String {
+    trace.job_id.clone().unwrap_or_else(|| trace.trace_id.clone())
 }
 
 /// The group a trace belongs to under `kind`; None when it has none (it then only trains).
 pub fn group_of(kind: SplitKind, trace: &TraceInfo) -> Option<String> {
     match kind {
-        SplitKind::Random => Some(trace.trace_id.clone()),
-        // A trace without a model name is its own model: it shares nothing with the others we know of.
+        SplitKind::Random => Some(run_of(trace)),
+        // A run without a model name is its own model: it shares nothing with the others we know of.
         SplitKind::ByModel => Some(
             trace
                 .label
                 .model
                 .clone()
-                .unwrap_or_else(|| format!("unlabelled {}", trace.trace_id)),
+                .unwrap_or_else(|| format!("unlabelled {}", run_of(trace))),
         ),
         SplitKind::ByBatch => trace.label.batch_size.map(|b| b.to_string()),
         SplitKind::ByGpu => Some(
@@ -52,25 +60,26 @@ pub fn folds(config: &SplitConfig, traces: &[TraceInfo]) -> Result<Vec<Fold>, Tr
         }
     }
     let mut folds = match config.kind {
-        SplitKind::Random => random_folds(traces.len(), config.folds, config.seed),
+        SplitKind::Random => random_folds(&groups.into_values().collect::<Vec<_>>(), config.folds, config.seed),
         _ => groups
             .iter()
             .map(|(name, test)| Fold {
                 name: format!("{}={name}", config.kind.name().trim_start_matches("by-")),
+                group: Some(name.clone()),
                 test: test.clone(),
             })
             .collect(),
     };
-    if config.kind == SplitKind::ByBatch && groups.is_empty() {
+    if config.kind == SplitKind::ByBatch && folds.is_empty() {
         return Err(TrainError::Split(
             "by-batch needs batch sizes, and no trace has one: give them in a labels file (--labels; trace_id,model,batch_size)"
                 .into(),
         ));
     }
     if !config.holdout.is_empty() {
+        let known: Vec<&String> = folds.iter().filter_map(|f| f.group.as_ref()).collect();
         for h in &config.holdout {
-            if config.kind == SplitKind::Random || !groups.contains_key(h) {
-                let known: Vec<&String> = groups.keys().collect();
+            if config.kind == SplitKind::Random || !known.contains(&h) {
                 return Err(TrainError::Split(match config.kind {
                     SplitKind::Random => "holdout names groups of by-model, by-batch or by-gpu, not of random".into(),
                     _ => format!(
@@ -80,7 +89,7 @@ pub fn folds(config: &SplitConfig, traces: &[TraceInfo]) -> Result<Vec<Fold>, Tr
                 }));
             }
         }
-        folds.retain(|f| config.holdout.iter().any(|h| f.name.ends_with(&format!("={h}"))));
+        folds.retain(|f| f.group.as_ref().is_some_and(|g| config.holdout.contains(g)));
     }
     // A fold that would leave nothing to train on teaches nothing.
     folds.retain(|f| f.test.len() < traces.len());
@@ -93,8 +102,9 @@ pub fn folds(config: &SplitConfig, traces: &[TraceInfo]) -> Result<Vec<Fold>, Tr
     Ok(folds)
 }
 
-/// Traces dealt round-robin into `k` folds after a seeded shuffle.
-fn random_folds(n: usize, k: usize, seed: u64) -> Vec<Fold> {
+/// Runs (groups of traces) dealt round-robin into `k` folds after a seeded shuffle.
+fn random_folds(runs: &[Vec<usize>], k: usize, seed: u64) -> Vec<Fold> {
+    let n = runs.len();
     let k = k.min(n).max(2);
     let mut order: Vec<usize> = (0..n).collect();
     let mut state = seed ^ 0x9E37_79B9_7F4A_7C15;
@@ -108,10 +118,21 @@ fn random_folds(n: usize, k: usize, seed: u64) -> Vec<Fold> {
         order.swap(i, (z % (i as u64 + 1)) as usize);
     }
     (0..k)
-        .map(|f| Fold {
-            name: format!("fold {}/{k}", f + 1),
-            test: order.iter().skip(f).step_by(k).copied().collect(),
+        .map(|f| {
+            let mut test: Vec<usize> = order
+                .iter()
+                .skip(f)
+                .step_by(k)
+                .flat_map(|&r| runs[r].iter().copied())
+                .collect();
+            test.sort_unstable();
+            Fold {
+                name: format!("fold {}/{k}", f + 1),
+                group: None,
+                test,
+            }
         })
+        .filter(|f| !f.test.is_empty())
         .collect()
 }
 
@@ -172,6 +193,7 @@ mod tests {
             folds(&by_batch, &traces).unwrap(),
             vec![Fold {
                 name: "batch=64".into(),
+                group: Some("64".into()),
                 test: vec![1]
             }]
         );
@@ -186,6 +208,22 @@ mod tests {
                 .to_string()
                 .contains("not a by-gpu group")
         );
+    }
+
+    #[test]
+    fn ranks_of_one_run_stay_together() {
+        let mut traces: Vec<_> = (0..6).map(|i| trace(&format!("t{i}"), None, None, "A100")).collect();
+        for (i, t) in traces.iter_mut().enumerate() {
+            t.job_id = Some(format!("job{}", i / 2)); // three 2-rank runs
+        }
+        for f in folds(&SplitConfig::default(), &traces).unwrap() {
+            for &t in &f.test {
+                assert!(
+                    f.test.contains(&(t ^ 1)),
+                    "rank {t} tested without its sibling in {f:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -35,6 +35,8 @@ pub struct StepRow {
     pub gpu_span_ns: i64,
     pub remainder_ns: i64,
     pub gpu_name: Option<String>,
+    /// The run the trace belongs to (ranks of one run share it).
+    pub job_id: Option<String>,
 }
 
 /// The feature directory, read whole: window rows as Arrow batches, steps as rows.
@@ -157,6 +159,12 @@ fn step_rows(batch: &RecordBatch) -> Result<Vec<StepRow>, String> {
     let gpu = col("gpu_name")?
         .as_string_opt::<i32>()
         .ok_or("gpu_name is not a string")?;
+    let job = col("job_id")?.as_string_opt::<i32>().ok_or("job_id is not a string")?;
+    let text = |a: &arrow::array::StringArray, i: usize| {
+        (!a.is_null(i))
+            .then(|| a.value(i).to_string())
+            .filter(|v| !v.is_empty())
+    };
     Ok((0..batch.num_rows())
         .map(|i| StepRow {
             trace_id: trace.value(i).to_string(),
@@ -164,9 +172,8 @@ fn step_rows(batch: &RecordBatch) -> Result<Vec<StepRow>, String> {
             dur_ns: dur.value(i),
             gpu_span_ns: span.value(i),
             remainder_ns: rem.value(i),
-            gpu_name: (!gpu.is_null(i))
-                .then(|| gpu.value(i).to_string())
-                .filter(|g| !g.is_empty()),
+            gpu_name: text(gpu, i),
+            job_id: text(job, i),
         })
         .collect())
 }

@@ -28,12 +28,16 @@ use crate::progress::Ui;
 ///                     backward passes scale by N / recorded batch (the
 ///                     recorded batch comes from --labels or --trace-batch-size);
 ///                     optimizer work does not scale
-///   --gpus 1,2,4,8    data-parallel GPU counts: one-GPU time plus the ring
-///                     all-reduce of the gradients (bytes the optimizer
-///                     updates, else the trace's collectives, else
-///                     --gradient-bytes) over the GPU link inside a node and
-///                     --network-gbs across nodes, less the part hidden behind
-///                     the backward pass (--overlap)
+///   --gpus 1,2,4,8    data-parallel GPU counts: one-GPU time (the steps
+///                     less their own collectives) plus the ring all-reduce
+///                     of the gradients (--gradient-bytes, else the bytes
+///                     the optimizer updates, else the trace's collectives)
+///                     over the GPU link inside a node and --network-gbs
+///                     across nodes, less the part hidden behind the backward
+///                     pass (--overlap)
+///
+/// A step's remainder (CPU time at its edges) is kept as recorded; a negative
+/// one (GPU work outlasting the CPU step) is dropped under a what-if.
 ///
 /// OUT gets steps.parquet/.csv (per step), traces.parquet/.csv (per trace and
 /// GPU count) and, for traces with a known batch size, throughput.csv (the
@@ -209,7 +213,12 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
     let prediction = predict(&request)?;
     let files = write_outputs(&prediction, &args.out)?;
     let seconds = started.elapsed().as_secs_f64();
-    let traces = prediction.traces.iter().filter(|t| t.num_gpus == args.gpus[0]).count();
+    let traces = prediction
+        .steps
+        .iter()
+        .map(|s| s.trace_id.as_str())
+        .collect::<std::collections::HashSet<_>>()
+        .len();
     println!(
         "predicted {} steps of {traces} traces in {seconds:.2} s ({:.1} traces/s), model W={} S={}",
         prediction.steps.len(),

@@ -13,9 +13,12 @@ use crate::cmd::predict::NetworkArgs;
 ///
 /// Reads a folder of measured throughputs in ElasticFlow's layout
 /// (<model>.csv: global_batch_size,1,2,4,...; iterations/s) and, for each
-/// model and global batch, fits the scaling model's two parameters
-/// (gradient bytes and backward overlap; see `tracecast predict --help`)
-/// to the curve, with the GPU's link from its hardware profile. Reports the
+/// model and global batch, fits the scaling model's two parameters to the
+/// curve: the gradient bytes, and the share of the one-GPU iteration that
+/// does not shrink when the global batch is split over more GPUs (these
+/// curves are of workloads with no trace to price the smaller per-GPU batch).
+/// The GPU's link comes from its hardware profile, the overlap with the
+/// backward pass from --overlap (see `tracecast predict --help`). Reports the
 /// fit error (MRE of iterations/s over the multi-GPU points) and, where a
 /// curve reaches past one node, the error beyond the node of a fit made on
 /// the counts inside it.
