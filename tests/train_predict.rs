@@ -345,6 +345,18 @@ fn predict_and_train_refuse_what_they_cannot_use() {
         s(&dir.path().join("m")),
     ]);
     assert!(err.contains("train.toml") && err.contains("num_leafs"), "{err}");
+    // A misspelt or measured input to exclude is refused, not ignored.
+    std::fs::write(&config, "[model]\nexclude = [\"p06_gap_ns\", \"p06_flops\"]\n").unwrap();
+    let err = run_err(&[
+        "train",
+        "--features",
+        s(&features),
+        "--config",
+        s(&config),
+        "--out",
+        s(&dir.path().join("m")),
+    ]);
+    assert!(err.contains("p06_gap_ns") && err.contains("not inputs"), "{err}");
 }
 
 #[test]

@@ -16,7 +16,9 @@ pub enum GradientSource {
     /// total first-input bytes: most update operators touch every parameter
     /// once (a plain sum would count each parameter once per operator, and
     /// an operator used twice per parameter, as `add_` with weight decay,
-    /// would double the largest).
+    /// would double the largest). An operator that launches several kernels
+    /// per call is counted once per kernel (the first input's size repeats
+    /// on each): `--gradient-bytes` overrides where that misleads.
     OptimizerInputs,
     /// Per step, the bytes of the trace's communication items.
     Collectives,

@@ -85,6 +85,22 @@ pub fn train(request: &TrainRequest, mut progress: impl FnMut(Progress)) -> Resu
         Some(path) => Labels::load(path)?,
         None => Labels::default(),
     };
+    let all_inputs = window_input_names(table.window, &[]);
+    let unknown: Vec<&String> = config
+        .model
+        .exclude
+        .iter()
+        .filter(|e| !all_inputs.contains(e))
+        .collect();
+    if !unknown.is_empty() {
+        return Err(TrainError::Config {
+            path: PathBuf::from("model.exclude"),
+            reason: format!(
+                "{unknown:?} are not inputs of a W={} model (measured columns are never inputs; see model.json's features)",
+                table.window
+            ),
+        });
+    }
     let names = window_input_names(table.window, &config.model.exclude);
     let data = dataset::build(&table, &names, &labels, request.catalog, Scenario::default(), true)?;
     let evaluation = evaluate::evaluate(&data, config, |index, count, name| {
