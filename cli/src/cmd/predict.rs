@@ -27,7 +27,7 @@ use crate::progress::Ui;
 ///                     bytes, first-input sizes and grids of the forward and
 ///                     backward passes scale by N / recorded batch (the
 ///                     recorded batch comes from --labels or --trace-batch-size);
-///                     optimizer work does not scale
+///                     optimizer work and collectives do not scale
 ///   --gpus 1,2,4,8    data-parallel GPU counts: one-GPU time (the steps
 ///                     less their own collectives) plus the ring all-reduce
 ///                     of the gradients (--gradient-bytes, else the bytes
