@@ -486,3 +486,43 @@ fn scaling_model_fits_the_measured_a100_curves() {
     assert!(mre < 10.0, "{line}");
     assert!(stdout.contains("| resnet50 | 64 |"), "{stdout}");
 }
+
+#[test]
+fn predict_reads_the_collector_manifest_beside_a_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let features = fixture_features(dir.path());
+    let model = train_fixture(dir.path(), &features);
+    // A collector run: the trace and its manifest side by side.
+    let run = dir.path().join("run");
+    std::fs::create_dir(&run).unwrap();
+    let trace = run.join("mlp__bs16__fp32.pt.trace.json.gz");
+    std::fs::copy(fixtures().join("traces/synthetic-2024-single.pt.trace.json.gz"), &trace).unwrap();
+    let manifest = serde_json::json!({
+        "format": "tracecast-collector-manifest", "format_version": 1,
+        "trace_file": "mlp__bs16__fp32.pt.trace.json.gz",
+        "run": {"model_name": "mlp", "batch_size": 16, "optimizer": "sgd", "precision": "fp32", "extra": {}},
+    });
+    std::fs::write(run.join("mlp__bs16__fp32.manifest.json"), manifest.to_string()).unwrap();
+    let out = dir.path().join("pred");
+    run_ok(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--trace",
+        s(&trace),
+        "--batch-size",
+        "32",
+        "--out",
+        s(&out),
+    ]);
+    let rows = csv_rows(&out.join("traces.csv"));
+    assert_eq!(
+        (rows[0]["model"].as_str(), rows[0]["batch_size"].as_str()),
+        ("mlp", "32")
+    );
+    assert!(
+        csv_rows(&out.join("throughput.csv"))
+            .iter()
+            .all(|r| r["job_type"] == "mlp")
+    );
+}

@@ -80,6 +80,57 @@ impl Labels {
     }
 }
 
+/// The label a tracecast collector manifest gives the trace beside it: the
+/// `*.manifest.json` in the trace's folder whose `trace_file` names it
+/// (`schemas/FORMATS.md` "Collector manifest"). None when there is none.
+pub fn collector_label(trace: &Path) -> Result<Option<TraceLabel>, TrainError> {
+    let (Some(dir), Some(name)) = (trace.parent(), trace.file_name().and_then(|n| n.to_str())) else {
+        return Ok(None);
+    };
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(None);
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if !path.to_string_lossy().ends_with(".manifest.json") {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let Ok(manifest) = serde_json::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        if manifest["format"] != "tracecast-collector-manifest" || manifest["trace_file"] != name {
+            continue;
+        }
+        if manifest["format_version"] != 1 {
+            return Err(TrainError::Labels {
+                path,
+                line: 0,
+                reason: format!(
+                    "collector manifest format_version {}; this tracecast reads 1",
+                    manifest["format_version"]
+                ),
+            });
+        }
+        let run = &manifest["run"];
+        return Ok(Some(TraceLabel {
+            model: run["model_name"].as_str().map(str::to_string),
+            batch_size: run["batch_size"]
+                .as_u64()
+                .and_then(|b| u32::try_from(b).ok())
+                .filter(|&b| b > 0),
+        }));
+    }
+    Ok(None)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,6 +149,31 @@ mod tests {
         assert_eq!(labels.get("abc").batch_size, Some(32));
         assert_eq!(labels.get("def").batch_size, None);
         assert_eq!(labels.get("zzz"), TraceLabel::default());
+    }
+
+    #[test]
+    fn reads_the_collector_manifest_beside_a_trace() {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("resnet50__bs64__bf16.pt.trace.json.gz");
+        std::fs::write(&trace, b"").unwrap();
+        assert_eq!(collector_label(&trace).unwrap(), None);
+        let manifest = serde_json::json!({
+            "format": "tracecast-collector-manifest", "format_version": 1,
+            "trace_file": "resnet50__bs64__bf16.pt.trace.json.gz",
+            "run": {"model_name": "resnet50", "batch_size": 64},
+        });
+        std::fs::write(
+            dir.path().join("other.manifest.json"),
+            r#"{"format": "something else"}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("resnet50__bs64__bf16.manifest.json"),
+            manifest.to_string(),
+        )
+        .unwrap();
+        let label = collector_label(&trace).unwrap().unwrap();
+        assert_eq!((label.model.as_deref(), label.batch_size), (Some("resnet50"), Some(64)));
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub use config::{SplitKind, TrainConfig};
 pub use dataset::{Dataset, Rows, Scenario, TraceInfo, build as build_dataset, window_input_names};
 pub use error::TrainError;
 pub use evaluate::{Evaluation, PREDICTORS};
-pub use labels::{Labels, TraceLabel};
+pub use labels::{Labels, TraceLabel, collector_label};
 pub use metrics::Errors;
 pub use table::{FeatureTable, StepRow, column_f64};
 use tracecast_schemas::features::FORMAT_VERSION as FEATURE_FORMAT_VERSION;

@@ -8,7 +8,7 @@ use tracecast_features::{FeatureRun, LakeOptions, WindowSpec, build_features};
 use tracecast_ingest::{IngestOptions, ingest};
 use tracecast_predict::scaling::{DEFAULT_GPUS_PER_NODE, DEFAULT_LATENCY_S, DEFAULT_NETWORK_GBS};
 use tracecast_predict::{PredictRequest, ScalingOptions, predict, write_outputs};
-use tracecast_train::{FeatureTable, Labels, Model, TraceLabel};
+use tracecast_train::{FeatureTable, Labels, Model, TraceLabel, collector_label};
 
 use crate::progress::Ui;
 
@@ -26,7 +26,8 @@ use crate::progress::Ui;
 ///   --batch-size N    another batch size per GPU: the operators' FLOPs,
 ///                     bytes, first-input sizes and grids of the forward and
 ///                     backward passes scale by N / recorded batch (the
-///                     recorded batch comes from --labels or --trace-batch-size);
+///                     recorded batch comes from --trace-batch-size, --labels
+///                     or the collector's manifest beside the --trace);
 ///                     optimizer work and collectives do not scale
 ///   --gpus 1,2,4,8    data-parallel GPU counts: one-GPU time (the steps
 ///                     less their own collectives) plus the ring all-reduce
@@ -120,7 +121,7 @@ impl NetworkArgs {
         if !(0.0..=1.0).contains(&self.overlap) {
             bail!("--overlap {} must be between 0 and 1", self.overlap);
         }
-        if !(self.network_gbs > 0.0) || self.gpus_per_node == 0 || self.latency_us < 0.0 {
+        if self.network_gbs.is_nan() || self.network_gbs <= 0.0 || self.gpus_per_node == 0 || self.latency_us < 0.0 {
             bail!("--network-gbs must be positive, --gpus-per-node at least 1 and --latency-us not negative");
         }
         Ok(())
@@ -180,15 +181,17 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
                 .display()
         );
     }
-    // The flags about the --trace win over a labels file; what they leave out, the file says.
-    if args.trace.is_some() {
+    // What the --trace was: its flags, else a labels file, else the collector's
+    // manifest beside it.
+    if let Some(trace) = &args.trace {
+        let sidecar = collector_label(trace)?.unwrap_or_default();
         for step in &table.steps {
             let known = labels.get(&step.trace_id);
             labels.insert(
                 &step.trace_id,
                 TraceLabel {
-                    model: args.trace_model.clone().or(known.model),
-                    batch_size: args.trace_batch_size.or(known.batch_size),
+                    model: args.trace_model.clone().or(known.model).or(sidecar.model.clone()),
+                    batch_size: args.trace_batch_size.or(known.batch_size).or(sidecar.batch_size),
                 },
             );
         }
