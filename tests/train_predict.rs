@@ -525,4 +525,16 @@ fn predict_reads_the_collector_manifest_beside_a_trace() {
             .iter()
             .all(|r| r["job_type"] == "mlp")
     );
+
+    // And for training: a lake's labels from the manifests beside its traces.
+    let lake = dir.path().join("run-lake");
+    run_ok(&["ingest", s(&run), "--lake", s(&lake)]);
+    let labels = dir.path().join("labels.csv");
+    let stdout = run_ok(&["labels", "--lake", s(&lake), "--out", s(&labels)]);
+    assert!(stdout.contains("labelled 1 of 1 traces"), "{stdout}");
+    let rows = csv_rows(&labels);
+    assert_eq!(
+        (rows[0]["model"].as_str(), rows[0]["batch_size"].as_str()),
+        ("mlp", "16")
+    );
 }

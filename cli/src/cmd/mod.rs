@@ -1,6 +1,7 @@
 pub mod features;
 pub mod ingest;
 pub mod inspect;
+pub mod labels;
 pub mod plan;
 pub mod predict;
 pub mod probe;
