@@ -85,8 +85,38 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err:#}");
+            eprintln!("error: {}", error_chain(&err));
             exit::FAILURE
         }
+    }
+}
+
+/// The error and its causes joined by ": ", leaving out a cause whose text
+/// the message already holds (the library errors name their cause in their
+/// own message, so anyhow's chain would print it twice).
+fn error_chain(err: &anyhow::Error) -> String {
+    let mut message = String::new();
+    for cause in err.chain() {
+        let text = cause.to_string();
+        if message.contains(&text) {
+            continue;
+        }
+        if !message.is_empty() {
+            message.push_str(": ");
+        }
+        message.push_str(&text);
+    }
+    message
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_cause_is_printed_once() {
+        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
+        let err = anyhow::Error::new(io)
+            .context("/x.json: No such file")
+            .context("reading /x.json");
+        assert_eq!(super::error_chain(&err), "reading /x.json: /x.json: No such file");
     }
 }
