@@ -73,21 +73,28 @@ pub fn importance(path: &Path, title: &str, names: &[String], gains: &[f64], top
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(190)
-        .build_cartesian_2d(0.0..max * 1.1, 0..n)
+        .build_cartesian_2d(0.0..max * 1.1, (0..n).into_segmented())
         .map_err(|e| err(e.to_string()))?;
-    let labels: Vec<String> = shares.iter().map(|s| s.0.to_string()).collect();
+    // Rank 0 (the largest) at the top: segment n - 1.
+    let label = |segment: &SegmentValue<usize>| match segment {
+        SegmentValue::CenterOf(y) if *y < n => shares.get(n - 1 - y).map_or(String::new(), |s| s.0.to_string()),
+        _ => String::new(),
+    };
     chart
         .configure_mesh()
         .disable_y_mesh()
         .y_labels(n)
-        .y_label_formatter(&|i| labels.get(n.saturating_sub(1 + *i)).cloned().unwrap_or_default())
+        .y_label_formatter(&label)
         .x_desc("share of total gain (%)")
         .draw()
         .map_err(|e| err(e.to_string()))?;
     chart
         .draw_series(shares.iter().enumerate().map(|(i, &(_, v))| {
             let y = n - 1 - i;
-            Rectangle::new([(0.0, y), (v, y + 1)], BLUE.mix(0.6).filled())
+            Rectangle::new(
+                [(0.0, SegmentValue::Exact(y)), (v, SegmentValue::Exact(y + 1))],
+                BLUE.mix(0.6).filled(),
+            )
         }))
         .map_err(|e| err(e.to_string()))?;
     root.present().map_err(|e| err(e.to_string()))
@@ -107,6 +114,12 @@ mod tests {
         assert_eq!(text.matches("<circle").count(), 2, "the non-positive point is left out");
         let i = dir.path().join("i.svg");
         importance(&i, "importance", &["a".into(), "b_input".into()], &[1.0, 3.0], 10).unwrap();
-        assert!(std::fs::read_to_string(&i).unwrap().contains("b_input"));
+        let text = std::fs::read_to_string(&i).unwrap();
+        assert_eq!(
+            text.matches(">\nb_input\n<").count(),
+            1,
+            "each input labelled once: {text}"
+        );
+        assert_eq!(text.matches(">\na\n<").count(), 1, "each input labelled once");
     }
 }
