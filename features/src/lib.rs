@@ -10,8 +10,8 @@ mod template;
 mod udf;
 
 pub use lake::{LakeOptions, open_lake, table_names};
-pub use manifest::{Manifest, SkippedTrace, TraceEntry};
 pub use pipeline::{FeatureRun, FeatureSummary, build_features, pipeline_sql};
+pub use tracecast_schemas::features::{FeatureManifest, SkippedTrace, TraceEntry};
 
 /// The largest window: W per-position column groups make wide rows.
 pub const MAX_WINDOW: usize = 64;

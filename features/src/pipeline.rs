@@ -18,7 +18,9 @@ use datafusion::prelude::{DataFrame, ParquetReadOptions, SessionContext};
 use futures::StreamExt;
 use tracecast_schemas::features::{FEATURE_STEPS, window_schema};
 
-use crate::manifest::{Manifest, RunEntry, SkippedTrace, TraceEntry};
+use tracecast_schemas::features::{FeatureManifest, MANIFEST_FILE, RunEntry, SkippedTrace, TraceEntry};
+
+use crate::manifest;
 use crate::{FeaturesError, LakeOptions, WindowSpec, open_lake, template};
 
 /// One `features` run.
@@ -176,7 +178,7 @@ pub async fn build_features(run: &FeatureRun<'_>) -> Result<FeatureSummary, Feat
         });
     }
     manifest.skipped.extend(summary.skipped.iter().cloned());
-    manifest.write(out)?;
+    manifest::write(&manifest, out)?;
     Ok(summary)
 }
 
@@ -203,8 +205,8 @@ fn unusable(t: &LakeTrace) -> Option<&'static str> {
 
 /// Creates the output directory, or checks the one there and clears what a
 /// dead run left in it.
-fn prepare_output(out: &Path, spec: &WindowSpec) -> Result<Manifest, FeaturesError> {
-    let manifest = match Manifest::read(out)? {
+fn prepare_output(out: &Path, spec: &WindowSpec) -> Result<FeatureManifest, FeaturesError> {
+    let manifest = match manifest::read(out)? {
         Some(m) if (m.window, m.stride) != (spec.window, spec.stride) => {
             return Err(FeaturesError::BadOutput {
                 dir: out.display().to_string(),
@@ -225,22 +227,19 @@ fn prepare_output(out: &Path, spec: &WindowSpec) -> Result<Manifest, FeaturesErr
             if foreign {
                 return Err(FeaturesError::BadOutput {
                     dir: out.display().to_string(),
-                    reason: format!(
-                        "not empty and has no {}: not a tracecast feature directory",
-                        crate::manifest::FILE
-                    ),
+                    reason: format!("not empty and has no {MANIFEST_FILE}: not a tracecast feature directory"),
                 });
             }
-            Manifest::new(spec.window, spec.stride)
+            FeatureManifest::new(spec.window, spec.stride)
         }
     };
-    let committed: HashSet<String> = manifest.runs.iter().flat_map(|r| r.files.iter().cloned()).collect();
+    let committed: HashSet<&str> = manifest.files().collect();
     for sub in [WINDOWS_DIR, STEPS_DIR] {
         let dir = out.join(sub);
         std::fs::create_dir_all(&dir).map_err(|e| io_error(&dir, e))?;
         for entry in std::fs::read_dir(&dir).map_err(|e| io_error(&dir, e))? {
             let path = entry.map_err(|e| io_error(&dir, e))?.path();
-            if !committed.contains(&relative(out, &path)) {
+            if !committed.contains(relative(out, &path).as_str()) {
                 tracing::warn!("removing {}: left by a run that did not finish", path.display());
                 std::fs::remove_file(&path).map_err(|e| io_error(&path, e))?;
             }

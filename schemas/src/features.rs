@@ -21,6 +21,82 @@ use crate::column::{ColType::*, TableDef, opt, req};
 pub const FORMAT_VERSION: u32 = 2;
 /// `format` field of `features.json`.
 pub const MANIFEST_FORMAT: &str = "tracecast.features";
+/// The manifest's file name in a feature directory: the commit point (part
+/// files it does not list are leftovers of a run that died).
+pub const MANIFEST_FILE: &str = "features.json";
+
+/// `features.json` (`schemas/FORMATS.md` "Feature directory"): written by
+/// `tracecast features`, read by it and by `tracecast train` / `predict`.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+pub struct FeatureManifest {
+    pub format: String,
+    pub format_version: u32,
+    pub window: usize,
+    pub stride: usize,
+    /// Traces whose windows are in the directory.
+    pub traces: Vec<TraceEntry>,
+    /// Traces that gave no windows, with the reason.
+    pub skipped: Vec<SkippedTrace>,
+    /// Part files written by each committed run.
+    pub runs: Vec<RunEntry>,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct TraceEntry {
+    pub trace_id: String,
+    pub steps: u64,
+    pub windows: u64,
+    pub items: u64,
+    /// Steps of the trace whose GPU sequence is empty: they give no windows.
+    pub steps_without_items: u64,
+    pub run_id: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct SkippedTrace {
+    pub trace_id: String,
+    pub source: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct RunEntry {
+    pub run_id: String,
+    pub files: Vec<String>,
+    pub tracecast_version: String,
+}
+
+impl FeatureManifest {
+    pub fn new(window: usize, stride: usize) -> Self {
+        FeatureManifest {
+            format: MANIFEST_FORMAT.to_string(),
+            format_version: FORMAT_VERSION,
+            window,
+            stride,
+            traces: Vec::new(),
+            skipped: Vec::new(),
+            runs: Vec::new(),
+        }
+    }
+
+    /// Parses `features.json` and checks it is a format this build reads;
+    /// the error says what the file is instead.
+    pub fn from_json(text: &str) -> Result<FeatureManifest, String> {
+        let manifest: FeatureManifest = serde_json::from_str(text).map_err(|e| format!("{MANIFEST_FILE}: {e}"))?;
+        if manifest.format != MANIFEST_FORMAT || manifest.format_version != FORMAT_VERSION {
+            return Err(format!(
+                "{MANIFEST_FILE} is {} version {}; this tracecast reads and writes {MANIFEST_FORMAT} version {FORMAT_VERSION}",
+                manifest.format, manifest.format_version
+            ));
+        }
+        Ok(manifest)
+    }
+
+    /// Every part file the committed runs wrote, relative to the directory.
+    pub fn files(&self) -> impl Iterator<Item = &str> {
+        self.runs.iter().flat_map(|r| r.files.iter().map(String::as_str))
+    }
+}
 
 /// Kernel families, in code order: a position's `family` is the index here.
 pub const FAMILIES: [&str; 11] = [
@@ -387,6 +463,24 @@ mod tests {
         );
         assert!(schema.field_with_name("p03_gap_ns").is_ok());
         assert!(schema.field_with_name("p04_gap_ns").is_err());
+    }
+
+    #[test]
+    fn manifest_round_trips_and_refuses_other_versions() {
+        let mut m = FeatureManifest::new(16, 4);
+        m.runs.push(RunEntry {
+            run_id: "1".into(),
+            files: vec!["windows/part-1.parquet".into()],
+            tracecast_version: "0.1.0".into(),
+        });
+        let text = serde_json::to_string(&m).unwrap();
+        let back = FeatureManifest::from_json(&text).unwrap();
+        assert_eq!(
+            (back.window, back.files().collect::<Vec<_>>()),
+            (16, vec!["windows/part-1.parquet"])
+        );
+        let old = text.replace(&format!("\"format_version\":{FORMAT_VERSION}"), "\"format_version\":1");
+        assert!(FeatureManifest::from_json(&old).unwrap_err().contains("version 1"));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! definitions, and so is `schemas/TABLES.md` (a test keeps it current), so
 //! code and documentation cannot drift apart.
 
+pub mod collector;
 mod column;
 pub mod features;
 pub mod hardware;

@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use tracecast_schemas::collector::{MANIFEST_FORMAT, MANIFEST_SUFFIX, MANIFEST_VERSION};
+
 use crate::TrainError;
 
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -97,7 +99,7 @@ pub fn collector_label(trace: &Path) -> Result<Option<TraceLabel>, TrainError> {
     };
     for entry in entries.flatten() {
         let path = entry.path();
-        if !path.to_string_lossy().ends_with(".manifest.json") {
+        if !path.to_string_lossy().ends_with(MANIFEST_SUFFIX) {
             continue;
         }
         let Ok(text) = std::fs::read_to_string(&path) else {
@@ -106,15 +108,15 @@ pub fn collector_label(trace: &Path) -> Result<Option<TraceLabel>, TrainError> {
         let Ok(manifest) = serde_json::from_str::<serde_json::Value>(&text) else {
             continue;
         };
-        if manifest["format"] != "tracecast-collector-manifest" || manifest["trace_file"] != name {
+        if manifest["format"] != MANIFEST_FORMAT || manifest["trace_file"] != name {
             continue;
         }
-        if manifest["format_version"] != 1 {
+        if manifest["format_version"] != MANIFEST_VERSION {
             return Err(TrainError::Labels {
                 path,
                 line: 0,
                 reason: format!(
-                    "collector manifest format_version {}; this tracecast reads 1",
+                    "collector manifest format_version {}; this tracecast reads {MANIFEST_VERSION}",
                     manifest["format_version"]
                 ),
             });

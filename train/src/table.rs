@@ -7,24 +7,9 @@ use std::path::{Path, PathBuf};
 use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::datatypes::{Float64Type, Int64Type};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
-use serde::Deserialize;
-use tracecast_schemas::features::{FORMAT_VERSION, MANIFEST_FORMAT};
+use tracecast_schemas::features::{FeatureManifest, MANIFEST_FILE};
 
 use crate::TrainError;
-
-#[derive(Deserialize)]
-struct Manifest {
-    format: String,
-    format_version: u32,
-    window: usize,
-    stride: usize,
-    runs: Vec<RunEntry>,
-}
-
-#[derive(Deserialize)]
-struct RunEntry {
-    files: Vec<String>,
-}
 
 /// One step of the `steps/` table.
 #[derive(Clone, Debug)]
@@ -52,12 +37,14 @@ pub struct FeatureTable {
 
 impl FeatureTable {
     pub fn open(dir: &Path) -> Result<FeatureTable, TrainError> {
-        let manifest_path = dir.join("features.json");
+        let manifest_path = dir.join(MANIFEST_FILE);
         let text = std::fs::read_to_string(&manifest_path).map_err(|source| {
             if source.kind() == std::io::ErrorKind::NotFound {
                 TrainError::Features {
                     path: dir.to_path_buf(),
-                    reason: "not a feature directory (no features.json): build one with `tracecast features`".into(),
+                    reason: format!(
+                        "not a feature directory (no {MANIFEST_FILE}): build one with `tracecast features`"
+                    ),
                 }
             } else {
                 TrainError::Read {
@@ -66,20 +53,11 @@ impl FeatureTable {
                 }
             }
         })?;
-        let manifest: Manifest = serde_json::from_str(&text).map_err(|e| TrainError::Features {
-            path: manifest_path.clone(),
-            reason: format!("not a feature manifest: {e}"),
+        let manifest = FeatureManifest::from_json(&text).map_err(|reason| TrainError::Features {
+            path: dir.to_path_buf(),
+            reason: format!("{reason}: rebuild it with `tracecast features`"),
         })?;
-        if manifest.format != MANIFEST_FORMAT || manifest.format_version != FORMAT_VERSION {
-            return Err(TrainError::Features {
-                path: manifest_path,
-                reason: format!(
-                    "{} version {}; this tracecast reads {MANIFEST_FORMAT} version {FORMAT_VERSION}: rebuild it with `tracecast features`",
-                    manifest.format, manifest.format_version
-                ),
-            });
-        }
-        let mut files: Vec<&String> = manifest.runs.iter().flat_map(|r| &r.files).collect();
+        let mut files: Vec<&str> = manifest.files().collect();
         files.sort();
         let mut hasher = blake3::Hasher::new();
         let (mut windows, mut steps) = (Vec::new(), Vec::new());

@@ -7,6 +7,4 @@ mod raw;
 pub mod split;
 pub mod time;
 
-pub use raw::{
-    EventSink, MANIFEST_FORMAT, ParseError, RawDevice, RawEtIo, RawEtNode, RawEvent, RawFile, parse, parse_text, text,
-};
+pub use raw::{EventSink, ParseError, RawDevice, RawEtIo, RawEtNode, RawEvent, RawFile, parse, parse_text, text};

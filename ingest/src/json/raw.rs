@@ -241,9 +241,6 @@ fn owned_string<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Er
     Ok(lenient::string(d)?.map(Cow::into_owned))
 }
 
-/// The `format` of the collector's sidecar manifests (schemas/FORMATS.md).
-pub const MANIFEST_FORMAT: &str = "tracecast-collector-manifest";
-
 /// Why a file is not a trace tracecast can read, in words for the user.
 #[derive(Debug, thiserror::Error)]
 pub enum ParseError {
@@ -298,7 +295,7 @@ pub fn parse_text<'a>(text: &'a str, sink: &mut dyn EventSink<'a>) -> Result<Raw
         .and_then(|file| de.end().map(|()| file))
         .map_err(|e| describe(e, text.as_bytes()))?;
     if file.event_count.is_none() && file.et_nodes.is_none() {
-        if file.format_tag.as_deref() == Some(MANIFEST_FORMAT) {
+        if file.format_tag.as_deref() == Some(tracecast_schemas::collector::MANIFEST_FORMAT) {
             return Err(ParseError::Manifest);
         }
         return Err(ParseError::Shape(
