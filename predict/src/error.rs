@@ -12,11 +12,6 @@ pub enum PredictError {
     #[error("{}: {reason}", path.display())]
     Input { path: PathBuf, reason: String },
     #[error("{}: {source}", path.display())]
-    Parquet {
-        path: PathBuf,
-        source: parquet::errors::ParquetError,
-    },
-    #[error("{}: {source}", path.display())]
     Arrow {
         path: PathBuf,
         source: arrow::error::ArrowError,

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
-use parquet::arrow::ArrowWriter;
 use tracecast_schemas::plan::THROUGHPUT;
 use tracecast_schemas::predict::{PREDICTED_STEPS, PREDICTED_TRACES};
+use tracecast_train::write_parquet;
 
 use crate::{PredictError, Prediction, elasticflow, throughput_grid};
 
@@ -79,21 +79,6 @@ fn throughput_batch(p: &Prediction) -> Result<RecordBatch, arrow::error::ArrowEr
             strings(r.iter().map(|_| Some("predicted"))),
         ],
     )
-}
-
-fn write_parquet(path: &Path, batch: &RecordBatch) -> Result<(), PredictError> {
-    let file = std::fs::File::create(path).map_err(|source| PredictError::Write {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let parquet_err = |source| PredictError::Parquet {
-        path: path.to_path_buf(),
-        source,
-    };
-    let mut writer = ArrowWriter::try_new(file, batch.schema(), None).map_err(parquet_err)?;
-    writer.write(batch).map_err(parquet_err)?;
-    writer.close().map_err(parquet_err)?;
-    Ok(())
 }
 
 fn write_csv(path: &Path, batch: &RecordBatch) -> Result<(), PredictError> {

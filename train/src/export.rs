@@ -44,6 +44,11 @@ pub fn write_inputs(path: &Path, rows: &Rows, transform: TargetTransform) -> Res
         source,
     };
     let batch = RecordBatch::try_new(Arc::new(Schema::new(fields)), columns).map_err(arrow_err)?;
+    write_parquet(path, &batch)
+}
+
+/// One batch as a Parquet file (also `tracecast predict`'s outputs).
+pub fn write_parquet(path: &Path, batch: &RecordBatch) -> Result<(), TrainError> {
     let file = std::fs::File::create(path).map_err(|source| TrainError::Write {
         path: path.to_path_buf(),
         source,
@@ -53,7 +58,7 @@ pub fn write_inputs(path: &Path, rows: &Rows, transform: TargetTransform) -> Res
         source,
     };
     let mut writer = ArrowWriter::try_new(file, batch.schema(), None).map_err(parquet_err)?;
-    writer.write(&batch).map_err(parquet_err)?;
+    writer.write(batch).map_err(parquet_err)?;
     writer.close().map_err(parquet_err)?;
     Ok(())
 }

@@ -28,6 +28,7 @@ pub use config::{SplitKind, TrainConfig};
 pub use dataset::{Dataset, Rows, Scenario, TraceInfo, build as build_dataset, window_input_names};
 pub use error::TrainError;
 pub use evaluate::{Evaluation, PREDICTORS};
+pub use export::write_parquet;
 pub use labels::{Labels, TraceLabel, collector_label};
 pub use metrics::Errors;
 pub use table::{FeatureTable, StepRow, column_f64};

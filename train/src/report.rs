@@ -151,22 +151,18 @@ pub fn markdown(card: &ModelCard, evaluation: &Evaluation, importance: &[(String
          the step rows add back.\n"
     );
     let _ = writeln!(md, "## Per model (step MRE)\n");
-    let _ = writeln!(
-        md,
-        "| model | traces | steps | window model | per-kernel model | kernel sum | training mean |"
-    );
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|");
+    let names: Vec<&str> = PREDICTORS.iter().map(|(name, _)| *name).collect();
+    let _ = writeln!(md, "| model | traces | steps | {} |", names.join(" | "));
+    let _ = writeln!(md, "|---|---|---{}|", "|---".repeat(names.len()));
     for g in &evaluation.by_model {
+        let cells: Vec<String> = g.mre.iter().map(|m| pct(*m)).collect();
         let _ = writeln!(
             md,
-            "| {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} |",
             g.model,
             g.traces,
             g.steps,
-            pct(g.mre[0]),
-            pct(g.mre[1]),
-            pct(g.mre[2]),
-            pct(g.mre[3])
+            cells.join(" | ")
         );
     }
     let _ = writeln!(md, "\n## Folds\n");

@@ -1,9 +1,9 @@
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
-use tracecast_features::{FeatureRun, LakeOptions, WindowSpec, build_features, pipeline_sql};
+use tracecast_features::{FeatureRun, FeatureSummary, LakeOptions, WindowSpec, build_features, pipeline_sql};
 
 use crate::progress::Ui;
 
@@ -56,36 +56,32 @@ pub struct FeaturesArgs {
     print_sql: bool,
 }
 
-pub fn run(args: FeaturesArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
-    let started = Instant::now();
-    let spec = WindowSpec::new(args.window, args.stride)?;
-    if args.print_sql {
-        for (name, sql) in pipeline_sql(args.sql.as_deref(), &spec)? {
-            println!("-- {name}\n{sql}");
-        }
-        return Ok(ExitCode::SUCCESS);
-    }
-    let (Some(lake), Some(out)) = (&args.lake, &args.out) else {
-        unreachable!("clap requires both")
-    };
+/// GPU items computed in one group when neither --chunk-items nor --memory-limit says.
+pub const DEFAULT_CHUNK_ITEMS: u64 = 500_000;
+
+/// Builds the feature tables of `lake` into `out` with a progress bar, and
+/// lists the traces that give no windows, with the reason (also used by
+/// `tracecast predict --trace/--lake`).
+pub fn build(
+    lake: &Path,
+    out: &Path,
+    spec: WindowSpec,
+    lake_options: LakeOptions,
+    sql_dir: Option<&Path>,
+    chunk_items: u64,
+    ui: &Ui,
+) -> anyhow::Result<FeatureSummary> {
     let bar = ui.bar(0, "windows from GPU items", false);
     let progress = |done: u64, total: u64| {
         bar.set_length(total);
         bar.set_position(done);
     };
-    // About 4 KiB of DataFusion memory per item at W=16 (measured: 2.1 GiB
-    // peak for 627 k items in one group).
-    let chunk_items = args
-        .chunk_items
-        .unwrap_or_else(|| args.memory_limit.map_or(500_000, |mib| ((mib as u64) << 20) / 4096));
     let run = FeatureRun {
         lake,
         out,
         spec,
-        lake_options: LakeOptions {
-            memory_limit: args.memory_limit.map(|m| m << 20),
-        },
-        sql_dir: args.sql.as_deref(),
+        lake_options,
+        sql_dir,
         chunk_items,
         progress: &progress,
     };
@@ -98,6 +94,31 @@ pub fn run(args: FeaturesArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
             skipped.source, skipped.trace_id, skipped.reason
         );
     }
+    Ok(summary)
+}
+
+pub fn run(args: FeaturesArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
+    let started = Instant::now();
+    let spec = WindowSpec::new(args.window, args.stride)?;
+    if args.print_sql {
+        for (name, sql) in pipeline_sql(args.sql.as_deref(), &spec)? {
+            println!("-- {name}\n{sql}");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let (Some(lake), Some(out)) = (&args.lake, &args.out) else {
+        unreachable!("clap requires both")
+    };
+    // About 4 KiB of DataFusion memory per item at W=16 (measured: 2.1 GiB
+    // peak for 627 k items in one group).
+    let chunk_items = args.chunk_items.unwrap_or_else(|| {
+        args.memory_limit
+            .map_or(DEFAULT_CHUNK_ITEMS, |mib| ((mib as u64) << 20) / 4096)
+    });
+    let lake_options = LakeOptions {
+        memory_limit: args.memory_limit.map(|m| m << 20),
+    };
+    let summary = build(lake, out, spec, lake_options, args.sql.as_deref(), chunk_items, ui)?;
     let seconds = started.elapsed().as_secs_f64();
     println!(
         "features W={} S={}: {} new traces, {} steps, {} windows from {} kernels/copies ({:.0} items/s); \

@@ -4,12 +4,13 @@ use std::time::Instant;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use tracecast_features::{FeatureRun, LakeOptions, WindowSpec, build_features};
+use tracecast_features::{LakeOptions, WindowSpec};
 use tracecast_ingest::{IngestOptions, ingest};
 use tracecast_predict::scaling::{DEFAULT_GPUS_PER_NODE, DEFAULT_LATENCY_S, DEFAULT_NETWORK_GBS};
 use tracecast_predict::{PredictRequest, ScalingOptions, predict, write_outputs};
 use tracecast_train::{FeatureTable, Labels, Model, TraceLabel, collector_label};
 
+use crate::cmd::features;
 use crate::progress::Ui;
 
 /// Predict iteration time and throughput with a trained model.
@@ -242,31 +243,16 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
 
 fn featurize(lake: &Path, out: &Path, model: &Model, ui: &Ui) -> anyhow::Result<PathBuf> {
     let spec = WindowSpec::new(model.card.window, model.card.stride)?;
-    let bar = ui.bar(0, "windows from GPU items", false);
-    let progress = |done: u64, total: u64| {
-        bar.set_length(total);
-        bar.set_position(done);
-    };
-    let run = FeatureRun {
+    features::build(
         lake,
         out,
         spec,
-        lake_options: LakeOptions::default(),
-        sql_dir: None,
-        chunk_items: 500_000,
-        progress: &progress,
-    };
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let summary = runtime
-        .block_on(build_features(&run))
-        .with_context(|| format!("features of {}", lake.display()))?;
-    bar.finish_and_clear();
-    for skipped in &summary.skipped {
-        eprintln!(
-            "no windows: {} ({}): {}",
-            skipped.source, skipped.trace_id, skipped.reason
-        );
-    }
+        LakeOptions::default(),
+        None,
+        features::DEFAULT_CHUNK_ITEMS,
+        ui,
+    )
+    .with_context(|| format!("features of {}", lake.display()))?;
     Ok(out.to_path_buf())
 }
 
