@@ -94,19 +94,24 @@ fn a_lone_elastic_job_grows_to_its_fastest_count() {
     assert!((r.replay.finish[0] - 8000.0).abs() < 1e-6);
 }
 
-#[test]
-fn an_arrival_shrinks_the_grown_job_and_the_restart_is_charged() {
+/// An elastic job alone on 16 GPUs, then a rigid 8-GPU job arriving at 100 s.
+fn elastic_job_then_rigid_arrival() -> Workload {
     let jobs = [
         job("a", 0.0, "m", 800_000.0, 1, true),
         job("b", 100.0, "m", 8_000.0, 8, false),
     ];
-    let w = price(
+    price(
         &jobs,
         &cluster(&[("A100", 2, 8)]),
         &table(&[("m", "A100", CURVE)]),
         Penalty::default(),
     )
-    .unwrap();
+    .unwrap()
+}
+
+#[test]
+fn an_arrival_shrinks_the_grown_job_and_the_restart_is_charged() {
+    let w = elastic_job_then_rigid_arrival();
     let cfg = PlannerConfig {
         restart_s: 30.0,
         ..Default::default()
@@ -248,17 +253,7 @@ fn verify_rejects_a_rigid_job_whose_count_changes() {
 
 #[test]
 fn verify_replays_with_the_workloads_restart_cost_not_the_schedules() {
-    let jobs = [
-        job("a", 0.0, "m", 800_000.0, 1, true),
-        job("b", 100.0, "m", 8_000.0, 8, false),
-    ];
-    let w = price(
-        &jobs,
-        &cluster(&[("A100", 2, 8)]),
-        &table(&[("m", "A100", CURVE)]),
-        Penalty::default(),
-    )
-    .unwrap();
+    let w = elastic_job_then_rigid_arrival();
     let mut s = run(&w, "plan-jct", &PlannerConfig::default()).schedule;
     assert!(verify(&s, &w, 30.0).is_ok());
     // Cut 1000 s (80,000 iterations) off a's last segment, which follows a
