@@ -11,7 +11,7 @@
 
 CREATE VIEW fx_op_phase AS
 WITH named AS (
-  SELECT trace_id, op_id, pid, tid, start_ns, start_ns + dur_ns AS end_ns,
+  SELECT trace_key, op_id, pid, tid, start_ns, start_ns + dur_ns AS end_ns,
          CASE
            WHEN starts_with(name, 'Optimizer.') OR strpos(lower(name), 'optimizer') > 0
                 OR starts_with(name, 'aten::_foreach_') OR starts_with(name, 'aten::_fused_') THEN 2
@@ -21,14 +21,14 @@ WITH named AS (
   FROM fx_ops_in
 ),
 reach AS (
-  SELECT trace_id, op_id, end_ns, own_phase,
+  SELECT trace_key, op_id, end_ns, own_phase,
          MAX(CASE WHEN own_phase = 2 THEN end_ns END) OVER thread AS optimizer_until,
          MAX(CASE WHEN own_phase = 1 THEN end_ns END) OVER thread AS backward_until
   FROM named
-  WINDOW thread AS (PARTITION BY trace_id, pid, tid ORDER BY start_ns, end_ns DESC, op_id
+  WINDOW thread AS (PARTITION BY trace_key, pid, tid ORDER BY start_ns, end_ns DESC, op_id
                     ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 )
-SELECT trace_id, op_id,
+SELECT trace_key, op_id,
        CAST(CASE
          WHEN own_phase IS NOT NULL THEN own_phase
          WHEN end_ns <= optimizer_until THEN 2

@@ -8,11 +8,12 @@
 -- An item's wall time `contrib_ns` runs from its start to the next item's
 -- start (its duration plus the gap after it, the gap negative where the next
 -- item overlaps); the last item's runs to the end of the step's GPU work
--- (`gpu_end_ns`, the latest end of any item). So the contributions of a
--- step add up to its GPU span exactly.
+-- (the latest end of any item, which the running maximum of item ends
+-- reaches at the last item). So the contributions of a step add up to its
+-- GPU span exactly.
 
 CREATE VIEW fx_gpu AS
-SELECT trace_id, step_id, start_ns, dur_ns,
+SELECT trace_key, step_id, start_ns, dur_ns,
        0 AS item_kind, kernel_id AS tie_1, CAST(NULL AS BIGINT) AS tie_2,
        name, is_communication, op_id, launch_id,
        grid_x * grid_y * grid_z AS grid,
@@ -22,7 +23,7 @@ SELECT trace_id, step_id, start_ns, dur_ns,
        CAST(NULL AS BIGINT) AS copy_bytes
 FROM fx_kernels
 UNION ALL
-SELECT trace_id, step_id, start_ns, dur_ns,
+SELECT trace_key, step_id, start_ns, dur_ns,
        1 AS item_kind, stream AS tie_1, correlation AS tie_2,
        name, false AS is_communication, op_id, launch_id,
        CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT), CAST(NULL AS BIGINT),
@@ -30,34 +31,19 @@ SELECT trace_id, step_id, start_ns, dur_ns,
        bytes AS copy_bytes
 FROM fx_memcpy;
 
--- The launching operator's features. FLOPs and bytes are the operator's,
--- shared evenly by the items it launched in the step.
-CREATE VIEW fx_launched AS
-SELECT g.*,
-       o.name AS op_name,
-       o.depth AS op_depth,
-       o.input_dims,
-       o.input_types,
-       ph.phase,
-       l.start_ns AS launch_start_ns,
-       n.op_items
-FROM fx_gpu g
-LEFT JOIN (SELECT trace_id, step_id, op_id, COUNT(*) AS op_items FROM fx_gpu GROUP BY trace_id, step_id, op_id) n
-       ON n.trace_id = g.trace_id AND n.step_id = g.step_id AND n.op_id = g.op_id
-LEFT JOIN fx_ops_in o ON o.trace_id = g.trace_id AND o.op_id = g.op_id
-LEFT JOIN fx_op_phase ph ON ph.trace_id = g.trace_id AND ph.op_id = g.op_id
-LEFT JOIN fx_launches l ON l.trace_id = g.trace_id AND l.launch_id = g.launch_id;
-
 -- Kernel families, by name (lower case), in this order of precedence. The
 -- codes index tracecast's family list: 0 gemm, 1 conv, 2 attention,
 -- 3 elementwise, 4 reduction, 5 norm, 6 softmax, 7 copy_memset,
--- 8 communication, 9 optimizer, 10 other.
-CREATE VIEW fx_classified AS
-SELECT f.*,
+-- 8 communication, 9 optimizer, 10 other. Copies and sets (item_kind 1)
+-- are 7 whatever their name; then communication kernels are 8; then
+-- kernels of the optimizer phase are 9 whatever their name. The name rules
+-- run once per distinct name: a step repeats a few hundred names thousands
+-- of times, and the names are long.
+CREATE VIEW fx_name_families AS
+SELECT name,
        CAST(CASE
-         WHEN item_kind = 1 OR strpos(lname, 'memcpy') > 0 OR strpos(lname, 'memset') > 0 THEN 7
-         WHEN is_communication THEN 8
-         WHEN phase = 2 OR strpos(lname, 'multi_tensor_apply') > 0 OR strpos(lname, 'adam') > 0
+         WHEN strpos(lname, 'memcpy') > 0 OR strpos(lname, 'memset') > 0 THEN 7
+         WHEN strpos(lname, 'multi_tensor_apply') > 0 OR strpos(lname, 'adam') > 0
               OR strpos(lname, 'sgd_') > 0 OR strpos(lname, 'fused_optim') > 0 THEN 9
          WHEN strpos(lname, 'flash') > 0 OR strpos(lname, 'fmha') > 0 OR strpos(lname, 'attention') > 0
               OR strpos(lname, 'attn') > 0 THEN 2
@@ -74,25 +60,71 @@ SELECT f.*,
          WHEN strpos(lname, 'elementwise') > 0 OR strpos(lname, 'vectorized') > 0 OR strpos(lname, 'unrolled') > 0
               OR strpos(lname, 'pointwise') > 0 OR starts_with(lname, 'triton_poi_') THEN 3
          ELSE 10
-       END AS INT) AS family
-FROM (SELECT *, lower(name) AS lname FROM fx_launched) f;
+       END AS INT) AS name_family
+FROM (SELECT name, lower(name) AS lname FROM (SELECT DISTINCT name FROM fx_gpu) d) n;
+
+-- The launching operator's features, one row per operator and step it
+-- launched items in (computed here, not per item: an operator's shapes are
+-- parsed once). FLOPs and bytes are the operator's, shared evenly by the
+-- items it launched in the step.
+CREATE VIEW fx_op_features AS
+SELECT n.trace_key, n.step_id, n.op_id,
+       name_code(o.name) AS op_code,
+       o.depth AS op_depth,
+       ph.phase,
+       op_flops(o.name, o.input_dims, o.input_types) / n.op_items AS flops,
+       op_bytes(o.name, o.input_dims, o.input_types) / n.op_items AS bytes,
+       input_numel(o.input_dims, 0) AS in0_numel,
+       input_numel(o.input_dims, 1) AS in1_numel,
+       dtype_bytes(o.input_dims, o.input_types) AS dtype_bytes
+FROM (SELECT trace_key, step_id, op_id, COUNT(*) AS op_items
+      FROM fx_gpu WHERE op_id IS NOT NULL GROUP BY trace_key, step_id, op_id) n
+LEFT JOIN fx_ops_in o ON o.trace_key = n.trace_key AND o.op_id = n.op_id
+LEFT JOIN fx_op_phase ph ON ph.trace_key = n.trace_key AND ph.op_id = n.op_id;
+
+-- Each item with its family and its operator's features. Every join puts
+-- the smaller side first (left): DataFusion builds its hash table from the
+-- left input as written, and the items are the largest and widest input,
+-- so they stream through (RIGHT JOIN keeps every item). The item's name is
+-- dropped once its family is known: each join copies what it carries.
+CREATE VIEW fx_classified AS
+WITH named AS (
+  SELECT g.trace_key, g.step_id, g.start_ns, g.dur_ns, g.item_kind, g.tie_1, g.tie_2,
+         g.is_communication, g.op_id, g.launch_id,
+         g.grid, g.block, g.registers, g.shared_memory_bytes, g.occupancy_pct, g.copy_bytes,
+         f.name_family
+  FROM fx_name_families f
+  JOIN fx_gpu g ON g.name = f.name
+),
+with_op AS (
+  SELECT n.*, op.op_code, op.op_depth, op.phase, op.flops, op.bytes AS op_bytes,
+         op.in0_numel, op.in1_numel, op.dtype_bytes
+  FROM fx_op_features op
+  RIGHT JOIN named n ON op.trace_key = n.trace_key AND op.step_id = n.step_id AND op.op_id = n.op_id
+)
+SELECT w.trace_key, w.step_id, w.start_ns, w.dur_ns, w.item_kind, w.tie_1, w.tie_2,
+       w.grid, w.block, w.registers, w.shared_memory_bytes, w.occupancy_pct,
+       CAST(CASE
+         WHEN w.item_kind = 1 OR w.name_family = 7 THEN 7
+         WHEN w.is_communication THEN 8
+         WHEN w.phase = 2 OR w.name_family = 9 THEN 9
+         ELSE w.name_family
+       END AS INT) AS family,
+       w.op_code, w.op_depth, w.phase, w.flops,
+       COALESCE(CAST(w.copy_bytes AS DOUBLE), w.op_bytes) AS bytes,
+       w.in0_numel, w.in1_numel, w.dtype_bytes,
+       w.start_ns - l.start_ns AS launch_delay_ns
+FROM fx_launches l
+RIGHT JOIN with_op w ON l.trace_key = w.trace_key AND l.launch_id = w.launch_id;
 
 CREATE VIEW fx_items AS
-SELECT trace_id, step_id,
+SELECT trace_key, step_id,
        CAST(ROW_NUMBER() OVER seq_order - 1 AS BIGINT) AS seq,
-       start_ns, dur_ns, family,
-       name_code(op_name) AS op_code,
-       phase, op_depth,
-       op_flops(op_name, input_dims, input_types) / op_items AS flops,
-       COALESCE(CAST(copy_bytes AS DOUBLE), op_bytes(op_name, input_dims, input_types) / op_items) AS bytes,
-       input_numel(input_dims, 0) AS in0_numel,
-       input_numel(input_dims, 1) AS in1_numel,
-       dtype_bytes(input_dims, input_types) AS dtype_bytes,
-       grid, block, registers, shared_memory_bytes, occupancy_pct,
-       start_ns - launch_start_ns AS launch_delay_ns,
-       COALESCE(LEAD(start_ns) OVER seq_order, MAX(start_ns + dur_ns) OVER whole_step) - start_ns AS contrib_ns,
-       COALESCE(LEAD(start_ns) OVER seq_order, MAX(start_ns + dur_ns) OVER whole_step) - (start_ns + dur_ns) AS gap_ns,
-       MAX(start_ns + dur_ns) OVER whole_step - MIN(start_ns) OVER whole_step AS gpu_span_ns
+       start_ns, dur_ns, family, op_code, phase, op_depth, flops, bytes,
+       in0_numel, in1_numel, dtype_bytes,
+       grid, block, registers, shared_memory_bytes, occupancy_pct, launch_delay_ns,
+       COALESCE(LEAD(start_ns) OVER seq_order, MAX(start_ns + dur_ns) OVER seq_order) - start_ns AS contrib_ns,
+       COALESCE(LEAD(start_ns) OVER seq_order, MAX(start_ns + dur_ns) OVER seq_order) - (start_ns + dur_ns) AS gap_ns
 FROM fx_classified
-WINDOW seq_order AS (PARTITION BY trace_id, step_id ORDER BY start_ns, item_kind, tie_1 NULLS LAST, tie_2 NULLS LAST, dur_ns),
-       whole_step AS (PARTITION BY trace_id, step_id);
+WINDOW seq_order AS (PARTITION BY trace_key, step_id ORDER BY start_ns, item_kind, tie_1 NULLS LAST, tie_2 NULLS LAST, dur_ns
+                     ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW);

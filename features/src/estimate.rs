@@ -107,8 +107,45 @@ fn is_variant(op: &str, base: &str, separators: &str) -> bool {
 
 /// Bytes per element of a dtype as the profiler names it.
 pub fn dtype_size(dtype: &str) -> Option<i64> {
-    let t = dtype.to_ascii_lowercase();
-    Some(match t.as_str() {
+    // The names PyTorch's profiler writes, first: this runs for every tensor
+    // of every operator, and the rules search many substrings.
+    match COMMON_DTYPES.iter().find(|(name, _)| *name == dtype) {
+        Some(&(_, size)) => Some(size),
+        None => dtype_size_by_rules(dtype),
+    }
+}
+
+/// The profiler's usual dtype names and their sizes, as the rules give them.
+const COMMON_DTYPES: [(&str, i64); 11] = [
+    ("float", 4),
+    ("c10::Half", 2),
+    ("c10::BFloat16", 2),
+    ("long int", 8),
+    ("int", 4),
+    ("bool", 1),
+    ("double", 8),
+    ("unsigned int", 4),
+    ("short int", 2),
+    ("signed char", 1),
+    ("unsigned char", 1),
+];
+
+fn dtype_size_by_rules(dtype: &str) -> Option<i64> {
+    // Lower-cased on the stack, without allocating.
+    let mut buf = [0u8; 64];
+    let heap;
+    let t = match buf.get_mut(..dtype.len()) {
+        Some(bytes) => {
+            bytes.copy_from_slice(dtype.as_bytes());
+            bytes.make_ascii_lowercase();
+            std::str::from_utf8(bytes).ok()?
+        }
+        None => {
+            heap = dtype.to_ascii_lowercase();
+            heap.as_str()
+        }
+    };
+    Some(match t {
         _ if t.contains("float8")
             || t.contains("bool")
             || t.contains("char")
@@ -372,6 +409,9 @@ mod tests {
         assert_eq!(dtype_size("c10::BFloat16"), Some(2));
         assert_eq!(dtype_size("long int"), Some(8));
         assert_eq!(dtype_size("Scalar"), None);
+        for (name, size) in COMMON_DTYPES {
+            assert_eq!(dtype_size_by_rules(name), Some(size), "{name}");
+        }
     }
 
     #[test]

@@ -5,7 +5,9 @@
 mod estimate;
 mod lake;
 mod manifest;
+mod part_writer;
 mod pipeline;
+mod positions;
 mod template;
 mod udf;
 
@@ -17,7 +19,7 @@ pub use tracecast_schemas::features::{FeatureManifest, SkippedTrace, TraceEntry}
 pub const MAX_WINDOW: usize = 64;
 
 /// Window length W and stride S, checked.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct WindowSpec {
     pub window: usize,
     pub stride: usize,
@@ -31,7 +33,7 @@ impl WindowSpec {
             Some("the stride must be at least 1")
         } else if window < stride {
             Some("the window must hold its S central kernels, so W >= S")
-        } else if (window - stride) % 2 != 0 {
+        } else if !(window - stride).is_multiple_of(2) {
             Some("W - S must be even, so the central kernels have as much context before as after")
         } else if window > MAX_WINDOW {
             Some("W is at most 64")

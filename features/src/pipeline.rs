@@ -2,18 +2,14 @@
 //! and writes the window and step tables.
 
 use std::collections::{HashMap, HashSet};
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{AsArray, StringArray};
+use datafusion::arrow::array::{AsArray, Int32Array, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Int64Type, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::datasource::MemTable;
 use datafusion::logical_expr::{cast, ident};
-use datafusion::parquet::arrow::ArrowWriter;
-use datafusion::parquet::basic::{Compression, ZstdLevel};
-use datafusion::parquet::file::properties::WriterProperties;
 use datafusion::prelude::{DataFrame, ParquetReadOptions, SessionContext};
 use futures::StreamExt;
 use tracecast_schemas::features::{FEATURE_STEPS, window_schema};
@@ -21,6 +17,7 @@ use tracecast_schemas::features::{FEATURE_STEPS, window_schema};
 use tracecast_schemas::features::{FeatureManifest, MANIFEST_FILE, RunEntry, SkippedTrace, TraceEntry};
 
 use crate::manifest;
+use crate::part_writer::{PartWriter, io_error};
 use crate::{FeaturesError, LakeOptions, WindowSpec, open_lake, template};
 
 /// One `features` run.
@@ -71,6 +68,9 @@ pub async fn build_features(run: &FeatureRun<'_>) -> Result<FeatureSummary, Feat
     let out = run.out;
     let sql = pipeline_sql(run.sql_dir, &run.spec)?;
     let ctx = open_lake(run.lake, &run.lake_options).await?;
+    for aggregate in crate::positions::window_aggregates(run.spec) {
+        ctx.register_udaf(aggregate);
+    }
     let lake_traces = lake_traces(&ctx).await?;
     if lake_traces.is_empty() {
         return Err(FeaturesError::EmptyLake(run.lake.display().to_string()));
@@ -102,7 +102,10 @@ pub async fn build_features(run: &FeatureRun<'_>) -> Result<FeatureSummary, Feat
 
     let run_id = format!("{}-{}", now_ms(), std::process::id());
     if !selected.is_empty() {
-        let id_schema = Arc::new(Schema::new(vec![Field::new("trace_id", DataType::Utf8, false)]));
+        let id_schema = Arc::new(Schema::new(vec![
+            Field::new("trace_id", DataType::Utf8, false),
+            Field::new("trace_key", DataType::Int32, false),
+        ]));
         let fx_selected = Arc::new(MemTable::try_new(id_schema.clone(), vec![vec![]])?);
         ctx.register_table("fx_selected", fx_selected.clone())?;
         let (steps_sql, view_sql) = sql.split_last().expect("five files");
@@ -117,12 +120,16 @@ pub async fn build_features(run: &FeatureRun<'_>) -> Result<FeatureSummary, Feat
         let mut done = 0;
         for chunk in chunks(&selected, run.chunk_items) {
             let ids: Vec<&str> = chunk.iter().map(|t| t.trace_id.as_str()).collect();
-            let batch = RecordBatch::try_new(id_schema.clone(), vec![Arc::new(StringArray::from(ids))])?;
+            let keys = Int32Array::from_iter_values(0..ids.len() as i32);
+            let batch = RecordBatch::try_new(
+                id_schema.clone(),
+                vec![Arc::new(StringArray::from(ids)), Arc::new(keys)],
+            )?;
             // The views read fx_selected when they run, so refilling it
             // points the whole pipeline at the next group.
             *fx_selected.batches[0].write().await = vec![batch];
             let started = std::time::Instant::now();
-            writer.append(conform(ctx.table("fx_windows").await?, &schema)?).await?;
+            append(&mut writer, conform(ctx.table("fx_windows").await?, &schema)?).await?;
             done += chunk.iter().map(|t| t.items_in_steps as u64).sum::<u64>();
             tracing::debug!(
                 "{} traces ({done} of {total} items) in {:?}",
@@ -307,67 +314,13 @@ fn conform(frame: DataFrame, schema: &SchemaRef) -> Result<DataFrame, FeaturesEr
     Ok(frame.select(columns.collect::<Vec<_>>())?)
 }
 
-/// One part file, written under a temporary name and renamed whole.
-struct PartWriter {
-    path: PathBuf,
-    tmp: PathBuf,
-    schema: SchemaRef,
-    writer: ArrowWriter<File>,
-    rows: u64,
-}
-
-impl PartWriter {
-    fn create(path: &Path, schema: &SchemaRef) -> Result<Self, FeaturesError> {
-        let tmp = path.with_extension("parquet.tmp");
-        let props = WriterProperties::builder()
-            .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).expect("valid level")))
-            .build();
-        let file = File::create(&tmp).map_err(|source| io_error(&tmp, source))?;
-        let writer = ArrowWriter::try_new(file, schema.clone(), Some(props))
-            .map_err(|e| io_error(&tmp, std::io::Error::other(e)))?;
-        Ok(PartWriter {
-            path: path.to_path_buf(),
-            tmp,
-            schema: schema.clone(),
-            writer,
-            rows: 0,
-        })
+/// Streams the frame's rows into the part file.
+async fn append(writer: &mut PartWriter, frame: DataFrame) -> Result<(), FeaturesError> {
+    let mut stream = frame.execute_stream().await?;
+    while let Some(batch) = stream.next().await {
+        writer.write(batch?)?;
     }
-
-    /// Streams the frame's rows into the file.
-    async fn append(&mut self, frame: DataFrame) -> Result<(), FeaturesError> {
-        let mut stream = frame.execute_stream().await?;
-        while let Some(batch) = stream.next().await {
-            self.write(batch?)?;
-        }
-        Ok(())
-    }
-
-    fn write(&mut self, batch: RecordBatch) -> Result<(), FeaturesError> {
-        // Re-labelled with the declared schema, which also checks that no
-        // column declared non-null holds a null.
-        let batch = RecordBatch::try_new(self.schema.clone(), batch.columns().to_vec())?;
-        self.rows += batch.num_rows() as u64;
-        self.writer
-            .write(&batch)
-            .map_err(|e| io_error(&self.tmp, std::io::Error::other(e)))
-    }
-
-    /// Closes the file and puts it in place; returns the rows written.
-    fn finish(self) -> Result<u64, FeaturesError> {
-        self.writer
-            .close()
-            .map_err(|e| io_error(&self.tmp, std::io::Error::other(e)))?;
-        std::fs::rename(&self.tmp, &self.path).map_err(|source| io_error(&self.tmp, source))?;
-        Ok(self.rows)
-    }
-}
-
-fn io_error(path: &Path, source: std::io::Error) -> FeaturesError {
-    FeaturesError::Io {
-        path: path.display().to_string(),
-        source,
-    }
+    Ok(())
 }
 
 /// Consecutive groups of traces of about `max_items` GPU items each.

@@ -41,7 +41,6 @@ const END: &str = "-- @end";
 /// Expands one file for a window spec: drops comment lines, repeats
 /// `@each position` blocks, fills in the values.
 pub fn expand(name: &str, text: &str, spec: &WindowSpec) -> Result<String, FeaturesError> {
-    let pad = spec.pad();
     let mut out = String::with_capacity(text.len() * 2);
     let mut block: Option<Vec<&str>> = None;
     for line in text.lines() {
@@ -54,11 +53,7 @@ pub fn expand(name: &str, text: &str, spec: &WindowSpec) -> Result<String, Featu
                 .ok_or_else(|| template_error(name, "`-- @end` without `-- @each position`"))?;
             for p in 0..spec.window {
                 for l in &lines {
-                    let off = p as i64 - pad as i64;
-                    out.push_str(
-                        &l.replace("{{p}}", &format!("{p:02}"))
-                            .replace("{{off}}", &off.to_string()),
-                    );
+                    out.push_str(&l.replace("{{p}}", &format!("{p:02}")));
                     out.push('\n');
                 }
             }
@@ -74,50 +69,14 @@ pub fn expand(name: &str, text: &str, spec: &WindowSpec) -> Result<String, Featu
     if block.is_some() {
         return Err(template_error(name, "`-- @each position` without `-- @end`"));
     }
-    let out = sum_over(name, &out, "SUM_POSITIONS(", 0..spec.window)?;
-    let out = sum_over(name, &out, "SUM_CENTRAL(", pad..pad + spec.stride)?;
     let out = out
         .replace("{{W}}", &spec.window.to_string())
         .replace("{{S}}", &spec.stride.to_string())
-        .replace("{{PAD}}", &pad.to_string());
+        .replace("{{PAD}}", &spec.pad().to_string());
     if let Some(at) = out.find("{{") {
         let rest: String = out[at..].chars().take(24).collect();
         return Err(template_error(name, &format!("unknown template value at `{rest}`")));
     }
-    Ok(out)
-}
-
-/// Replaces each `MACRO(expr)` by `(COALESCE(expr_p, 0) + ...)` over the
-/// positions, `{{p}}` in expr standing for the position.
-fn sum_over(file: &str, text: &str, opening: &str, positions: std::ops::Range<usize>) -> Result<String, FeaturesError> {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(opening) {
-        out.push_str(&rest[..at]);
-        let body_start = at + opening.len();
-        let mut depth = 1;
-        let body_end = rest[body_start..]
-            .char_indices()
-            .find_map(|(i, c)| {
-                depth += match c {
-                    '(' => 1,
-                    ')' => -1,
-                    _ => 0,
-                };
-                (depth == 0).then_some(body_start + i)
-            })
-            .ok_or_else(|| template_error(file, &format!("`{opening}` without its closing parenthesis")))?;
-        let body = &rest[body_start..body_end];
-        let terms: Vec<String> = positions
-            .clone()
-            .map(|p| format!("COALESCE({}, 0)", body.replace("{{p}}", &format!("{p:02}"))))
-            .collect();
-        out.push('(');
-        out.push_str(&terms.join(" + "));
-        out.push(')');
-        rest = &rest[body_end + 1..];
-    }
-    out.push_str(rest);
     Ok(out)
 }
 
@@ -140,11 +99,10 @@ mod tests {
             assert!(!sql.contains("{{"), "{name}");
         }
         let windows = expand("04", BUILT_IN[3].1, &spec).unwrap();
-        assert!(windows.contains("LEAD(gap_ns, -6) OVER s AS p00_gap_ns"));
-        assert!(windows.contains("LEAD(gap_ns, 9) OVER s AS p15_gap_ns"));
+        assert!(windows.contains("gap_ns_at['p00'] AS p00_gap_ns"));
+        assert!(windows.contains("gap_ns_at['p15'] AS p15_gap_ns"));
         assert!(!windows.contains("p16_"));
-        assert!(windows.contains("(COALESCE(contrib06, 0) + COALESCE(contrib07, 0) + COALESCE(contrib08, 0) + COALESCE(contrib09, 0)) AS target_ns"));
-        assert!(windows.contains("COALESCE(p15_flops, 0)) AS window_flops"));
+        assert!(windows.contains("window_index * 4 AS first_item"));
     }
 
     #[test]

@@ -44,7 +44,7 @@ pub struct FeaturesArgs {
     #[arg(long, value_name = "MIB")]
     memory_limit: Option<usize>,
     /// GPU items (kernels, copies) computed at once; whole traces, so one
-    /// trace larger than this is a group of its own. [default: 500000, or
+    /// trace larger than this is a group of its own. [default: 1000000, or
     /// --memory-limit / 4 KiB]
     #[arg(long, value_name = "N")]
     chunk_items: Option<u64>,
@@ -57,7 +57,7 @@ pub struct FeaturesArgs {
 }
 
 /// GPU items computed in one group when neither --chunk-items nor --memory-limit says.
-pub const DEFAULT_CHUNK_ITEMS: u64 = 500_000;
+pub const DEFAULT_CHUNK_ITEMS: u64 = 1_000_000;
 
 /// Builds the feature tables of `lake` into `out` with a progress bar, and
 /// lists the traces that give no windows, with the reason (also used by
