@@ -6,10 +6,13 @@
 # W=16, S=4. Reports windows/s, items (kernel rows)/s and peak memory of
 # `tracecast features` (best of 3 runs, whole process), the pandas figures,
 # and their ratio.
-# Usage: bench/features.sh [SCALE]     (default 10)
+# With --profile, also samples the run on the generated lake with Linux
+# `perf` and prints where its CPU time goes, by kind of work.
+# Usage: bench/features.sh [SCALE] [--profile]     (default 10)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${1:-10}
+PROFILE=${2:-}
 [ -d ../shared/traces ] || { echo "missing ../shared/traces"; exit 1; }
 [ -x /usr/bin/time ] || { apt-get update -q && apt-get install -y -q time; }
 make -s build pydeps
@@ -54,3 +57,28 @@ echo "== the generated lake again, with DataFusion's memory capped at 512 MiB (g
 rm -rf "$WORK/out"
 /usr/bin/time -f "peak RSS %M KiB, %e s" "$BIN" -q features --lake "$WORK/synth-lake" --out "$WORK/out" \
   --window 16 --stride 4 --memory-limit 512
+
+if [ "$PROFILE" = --profile ]; then
+  command -v perf >/dev/null || { apt-get update -q && apt-get install -y -q linux-perf; }
+  echo "== where the CPU time goes on the generated lake (perf, 999 Hz)"
+  rm -rf "$WORK/out"
+  perf record -q -F 999 -o "$WORK/perf.data" "$BIN" -q features --lake "$WORK/synth-lake" --out "$WORK/out" \
+    --window 16 --stride 4 >/dev/null 2>&1
+  perf report -i "$WORK/perf.data" --no-children --sort symbol --stdio 2>/dev/null | awk '
+    /^ +[0-9.]+%/ {
+      share = $1 + 0; total += share
+      if ($0 ~ /ZSTD_|HUF_|HIST_|FSE_/) k = "zstd compression of the output"
+      else if ($0 ~ /parquet::/) k = "Parquet encoding and decoding"
+      else if ($0 ~ /joins::|JoinHash|hash_utils|hashbrown/) k = "hash joins and hashing"
+      else if ($0 ~ /sort|arrow_ord|compare|row::/) k = "sorting"
+      else if ($0 ~ /positions::|GroupsAccumulator|Accumulator|unnest/) k = "aggregates (window layout, per-step)"
+      else if ($0 ~ /tracecast_features::(estimate|udf)/) k = "operator FLOP and byte estimates"
+      else if ($0 ~ /clear_page|page_fault|mi_page|_mi_/) k = "memory allocation and page zeroing"
+      else if ($0 ~ /memmove|memcpy|memset|take|filter|concat|MutableArrayData/) k = "copying arrays"
+      else if ($0 ~ /is_contained_in|memchr|memcmp|strpos|lower/) k = "string search and compare"
+      else if ($0 ~ /datafusion_(expr|optimizer|sql)|fmt::|SchemaDisplay|DFSchema/) k = "planning"
+      else k = "other"
+      by[k] += share
+    }
+    END { for (k in by) printf "%6.1f%%  %s\n", 100 * by[k] / total, k }' | sort -rn
+fi
