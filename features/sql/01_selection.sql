@@ -9,7 +9,8 @@
 -- --chunk-items GPU items), so memory follows the group, not the lake.
 -- Every later view reads the lake through these, so an incremental run
 -- touches only the new traces. Joins name their smaller input first:
--- DataFusion builds its hash table from the left input as written.
+-- without statistics for its inputs, DataFusion builds its hash table from
+-- the left input as written.
 --
 -- Template values, filled in before DataFusion sees the text:
 --   {{W}} window length, {{S}} stride, {{PAD}} = (W - S) / 2 positions on

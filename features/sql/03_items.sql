@@ -83,9 +83,10 @@ LEFT JOIN fx_ops_in o ON o.trace_key = n.trace_key AND o.op_id = n.op_id
 LEFT JOIN fx_op_phase ph ON ph.trace_key = n.trace_key AND ph.op_id = n.op_id;
 
 -- Each item with its family and its operator's features. Every join puts
--- the smaller side first (left): DataFusion builds its hash table from the
--- left input as written, and the items are the largest and widest input,
--- so they stream through (RIGHT JOIN keeps every item). The item's name is
+-- the smaller side first (left): without statistics for its inputs (the
+-- case here) DataFusion builds its hash table from the left input as
+-- written, and the items are the largest and widest input, so they stream
+-- through (RIGHT JOIN keeps every item). The item's name is
 -- dropped once its family is known: each join copies what it carries.
 CREATE VIEW fx_classified AS
 WITH named AS (
@@ -94,7 +95,7 @@ WITH named AS (
          g.grid, g.block, g.registers, g.shared_memory_bytes, g.occupancy_pct, g.copy_bytes,
          f.name_family
   FROM fx_name_families f
-  JOIN fx_gpu g ON g.name = f.name
+  RIGHT JOIN fx_gpu g ON g.name = f.name
 ),
 with_op AS (
   SELECT n.*, op.op_code, op.op_depth, op.phase, op.flops, op.bytes AS op_bytes,
@@ -108,7 +109,7 @@ SELECT w.trace_key, w.step_id, w.start_ns, w.dur_ns, w.item_kind, w.tie_1, w.tie
          WHEN w.item_kind = 1 OR w.name_family = 7 THEN 7
          WHEN w.is_communication THEN 8
          WHEN w.phase = 2 OR w.name_family = 9 THEN 9
-         ELSE w.name_family
+         ELSE COALESCE(w.name_family, 10)
        END AS INT) AS family,
        w.op_code, w.op_depth, w.phase, w.flops,
        COALESCE(CAST(w.copy_bytes AS DOUBLE), w.op_bytes) AS bytes,

@@ -88,6 +88,12 @@ impl PartWriter {
             .create_column_writers(self.row_groups)
             .map_err(|e| parquet_error(&self.tmp, e))?;
         // Our schemas are flat: one writer (leaf) per field.
+        if writers.len() != self.schema.fields().len() {
+            return Err(parquet_error(
+                &self.tmp,
+                ParquetError::General("a nested column: the part writer takes flat schemas only".into()),
+            ));
+        }
         let chunks: Vec<ArrowColumnChunk> = writers
             .into_par_iter()
             .zip(self.schema.fields().par_iter().enumerate())

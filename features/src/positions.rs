@@ -139,7 +139,10 @@ struct StepAccumulator {
 
 impl StepAccumulator {
     fn hold(&mut self, values: ArrayRef, seqs: ArrayRef) {
-        self.held_bytes += values.get_array_memory_size() + seqs.get_array_memory_size();
+        // The slice's own bytes: DataFusion hands each group a slice of one
+        // batch, whose whole buffers the array's memory size would count.
+        let bytes = |a: &ArrayRef| a.to_data().get_slice_memory_size().unwrap_or(0);
+        self.held_bytes += bytes(&values) + bytes(&seqs);
         self.values.push(values);
         self.seqs.push(seqs);
     }
@@ -273,15 +276,19 @@ mod tests {
 
     /// The aggregate's list for one step, fed in two batches as an
     /// aggregate would; values are 10 * seq, seqs arrive out of order.
-    fn run(output: Output, spec: WindowSpec, seqs: &[i64], values: ArrayRef) -> Result<ArrayRef> {
-        let mut acc = StepAccumulator {
+    fn accumulator(output: Output, spec: WindowSpec, value_type: &DataType) -> StepAccumulator {
+        StepAccumulator {
             spec,
             output,
-            value_type: values.data_type().clone(),
+            value_type: value_type.clone(),
             values: Vec::new(),
             seqs: Vec::new(),
             held_bytes: 0,
-        };
+        }
+    }
+
+    fn run(output: Output, spec: WindowSpec, seqs: &[i64], values: ArrayRef) -> Result<ArrayRef> {
+        let mut acc = accumulator(output, spec, values.data_type());
         let half = seqs.len() / 2;
         for (lo, hi) in [(0, half), (half, seqs.len())] {
             acc.update_batch(&[
@@ -342,6 +349,28 @@ mod tests {
         ]));
         let window = run(Output::WindowSum, spec, &SEQS, floats).unwrap();
         assert_eq!(window.as_primitive::<Float64Type>().values(), &[5.0, 10.5, 5.5]);
+    }
+
+    #[test]
+    fn partial_states_merge_into_the_same_windows() {
+        // Two partial aggregates (as after a spill) merged into a third.
+        let spec = WindowSpec::new(4, 2).unwrap();
+        let partial = |seqs: &[i64]| {
+            let mut acc = accumulator(Output::WindowSum, spec, &DataType::Int64);
+            let values: ArrayRef = Arc::new(Int64Array::from(seqs.iter().map(|s| s * 10).collect::<Vec<_>>()));
+            acc.update_batch(&[values, Arc::new(Int64Array::from(seqs.to_vec()))])
+                .unwrap();
+            acc.state().unwrap()
+        };
+        let mut merged = accumulator(Output::WindowSum, spec, &DataType::Int64);
+        for state in [partial(&[3, 0]), partial(&[4, 1, 2])] {
+            let arrays: Vec<ArrayRef> = state.iter().map(|s| s.to_array().unwrap()).collect();
+            merged.merge_batch(&arrays).unwrap();
+        }
+        let ScalarValue::List(list) = merged.evaluate().unwrap() else {
+            panic!("not a list")
+        };
+        assert_eq!(list.value(0).as_primitive::<Int64Type>().values(), &[30, 100, 70]);
     }
 
     #[test]

@@ -35,12 +35,25 @@ pub fn load(dir: Option<&Path>) -> Result<Vec<(String, String)>, FeaturesError> 
         .collect()
 }
 
+/// Template rules of copies made before the window aggregates.
+const RETIRED: [&str; 3] = ["SUM_POSITIONS(", "SUM_CENTRAL(", "{{off}}"];
+
 const BEGIN: &str = "-- @each position";
 const END: &str = "-- @end";
 
 /// Expands one file for a window spec: drops comment lines, repeats
 /// `@each position` blocks, fills in the values.
 pub fn expand(name: &str, text: &str, spec: &WindowSpec) -> Result<String, FeaturesError> {
+    if let Some(old) = RETIRED.iter().find(|old| text.contains(*old)) {
+        return Err(template_error(
+            name,
+            &format!(
+                "`{old}` is no longer part of the template: a step's windows come from the aggregates \
+                 window_positions, window_sum and central_sum (see the built-in 04_windows.sql, \
+                 `tracecast features --print-sql`)"
+            ),
+        ));
+    }
     let mut out = String::with_capacity(text.len() * 2);
     let mut block: Option<Vec<&str>> = None;
     for line in text.lines() {
@@ -114,5 +127,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("y.sql"), "{err}");
+        let err = expand("z.sql", "SELECT SUM_CENTRAL(contrib{{p}})", &spec)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("z.sql") && err.contains("central_sum"), "{err}");
     }
 }
