@@ -131,20 +131,8 @@ const COMMON_DTYPES: [(&str, i64); 11] = [
 ];
 
 fn dtype_size_by_rules(dtype: &str) -> Option<i64> {
-    // Lower-cased on the stack, without allocating.
-    let mut buf = [0u8; 64];
-    let heap;
-    let t = match buf.get_mut(..dtype.len()) {
-        Some(bytes) => {
-            bytes.copy_from_slice(dtype.as_bytes());
-            bytes.make_ascii_lowercase();
-            std::str::from_utf8(bytes).ok()?
-        }
-        None => {
-            heap = dtype.to_ascii_lowercase();
-            heap.as_str()
-        }
-    };
+    let lower = dtype.to_ascii_lowercase();
+    let t = lower.as_str();
     Some(match t {
         _ if t.contains("float8")
             || t.contains("bool")
