@@ -1,16 +1,20 @@
 -- tracecast features, step 1 of 5: the traces this run computes.
 --
--- `fx_selected` (trace_id, trace_key) is registered by tracecast before
--- these files run: a group of the lake's traces not yet in the output
--- directory, each with a small integer `trace_key` that the pipeline joins,
--- sorts and groups on in place of the text trace_id (cheaper to hash and
--- compare; trace_id comes back in step 4).
--- tracecast refills it and runs the pipeline once per group (of about
--- --chunk-items GPU items), so memory follows the group, not the lake.
+-- `selected_trace_key(trace_id)` is a function tracecast registers: for a
+-- trace of the group being computed (traces of the lake not yet in the
+-- output directory) it returns a small integer key, for any other trace
+-- null. tracecast computes the traces in groups (of about --chunk-items GPU
+-- items), changing the selection and running the pipeline once per group, so
+-- memory follows the group, not the lake. The pipeline joins, sorts and
+-- groups on the integer `trace_key` in place of the text trace_id (cheaper to
+-- hash and compare; trace_id comes back in step 4). Filtering on it, rather
+-- than joining the lake tables to a list of ids, spares a copy of every row.
 -- Every later view reads the lake through these, so an incremental run
 -- touches only the new traces. Joins name their smaller input first:
--- without statistics for its inputs, DataFusion builds its hash table from
--- the left input as written.
+-- DataFusion builds one hash table from the left input and streams the
+-- right one through it. The SETs below keep that plan: from its estimates
+-- of the filtered inputs' sizes DataFusion would otherwise swap some joins
+-- to build from the items, or split both inputs by hash first.
 --
 -- Template values, filled in before DataFusion sees the text:
 --   {{W}} window length, {{S}} stride, {{PAD}} = (W - S) / 2 positions on
@@ -18,36 +22,38 @@
 --   `-- @end` are repeated for p = 0 .. W-1, with {{p}} the two-digit
 --   position. Full-line comments are dropped.
 
+SET datafusion.optimizer.join_reordering = false;
+SET datafusion.optimizer.hash_join_single_partition_threshold = 1000000000000;
+SET datafusion.optimizer.hash_join_single_partition_threshold_rows = 1000000000000;
+
 CREATE VIEW fx_kernels AS
-SELECT s.trace_key, k.* EXCLUDE (trace_id)
-FROM fx_selected s
-JOIN kernels k ON k.trace_id = s.trace_id
-WHERE k.step_id IS NOT NULL;
+SELECT selected_trace_key(trace_id) AS trace_key, * EXCLUDE (trace_id)
+FROM kernels
+WHERE selected_trace_key(trace_id) IS NOT NULL AND step_id IS NOT NULL;
 
 CREATE VIEW fx_memcpy AS
-SELECT s.trace_key, k.* EXCLUDE (trace_id)
-FROM fx_selected s
-JOIN memcpy k ON k.trace_id = s.trace_id
-WHERE k.step_id IS NOT NULL;
+SELECT selected_trace_key(trace_id) AS trace_key, * EXCLUDE (trace_id)
+FROM memcpy
+WHERE selected_trace_key(trace_id) IS NOT NULL AND step_id IS NOT NULL;
 
 CREATE VIEW fx_launches AS
-SELECT s.trace_key, k.* EXCLUDE (trace_id)
-FROM fx_selected s
-JOIN launches k ON k.trace_id = s.trace_id;
+SELECT selected_trace_key(trace_id) AS trace_key, * EXCLUDE (trace_id)
+FROM launches
+WHERE selected_trace_key(trace_id) IS NOT NULL;
 
 CREATE VIEW fx_ops_in AS
-SELECT s.trace_key, k.* EXCLUDE (trace_id)
-FROM fx_selected s
-JOIN ops k ON k.trace_id = s.trace_id;
+SELECT selected_trace_key(trace_id) AS trace_key, * EXCLUDE (trace_id)
+FROM ops
+WHERE selected_trace_key(trace_id) IS NOT NULL;
 
 -- The hardware of each trace: its GPU's name, SM count and compute capability.
 CREATE VIEW fx_hardware AS
-SELECT s.trace_key,
+SELECT selected_trace_key(t.trace_id) AS trace_key,
        t.trace_id,
        t.gpu_name,
        MAX(d.sm_count) AS sm_count,
        CAST(MAX(d.compute_major * 10 + d.compute_minor) AS INT) AS compute_capability
 FROM traces t
-JOIN fx_selected s ON s.trace_id = t.trace_id
 LEFT JOIN devices d ON d.trace_id = t.trace_id AND d.name = t.gpu_name
-GROUP BY s.trace_key, t.trace_id, t.gpu_name;
+WHERE selected_trace_key(t.trace_id) IS NOT NULL
+GROUP BY t.trace_id, t.gpu_name;

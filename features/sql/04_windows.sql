@@ -132,26 +132,7 @@ windows AS (
 )
 SELECT trace_id, step_id, window_index,
        window_index * {{S}} AS first_item,
--- @each position
-       family_at['p{{p}}'] AS p{{p}}_family,
-       op_code_at['p{{p}}'] AS p{{p}}_op_code,
-       phase_at['p{{p}}'] AS p{{p}}_phase,
-       op_depth_at['p{{p}}'] AS p{{p}}_op_depth,
-       flops_at['p{{p}}'] AS p{{p}}_flops,
-       bytes_at['p{{p}}'] AS p{{p}}_bytes,
-       in0_numel_at['p{{p}}'] AS p{{p}}_in0_numel,
-       in1_numel_at['p{{p}}'] AS p{{p}}_in1_numel,
-       dtype_bytes_at['p{{p}}'] AS p{{p}}_dtype_bytes,
-       grid_at['p{{p}}'] AS p{{p}}_grid,
-       block_at['p{{p}}'] AS p{{p}}_block,
-       registers_at['p{{p}}'] AS p{{p}}_registers,
-       shared_memory_bytes_at['p{{p}}'] AS p{{p}}_shared_memory_bytes,
-       occupancy_pct_at['p{{p}}'] AS p{{p}}_occupancy_pct,
-       launch_delay_ns_at['p{{p}}'] AS p{{p}}_launch_delay_ns,
-       gap_ns_at['p{{p}}'] AS p{{p}}_gap_ns,
-       dur_ns_at['p{{p}}'] AS p{{p}}_dur_ns,
--- @end
-       target_ns, central_count, window_items, window_flops, window_bytes,
+       central_count, target_ns, window_items, window_flops, window_bytes,
        count_gemm,
        count_conv,
        count_attention,
@@ -177,4 +158,25 @@ SELECT trace_id, step_id, window_index,
        step_items, step_dur_ns,
        step_dur_ns - gpu_span_ns AS step_remainder_ns,
        gpu_name, sm_count, compute_capability
+-- The per-position columns come last, as in the table's schema (so no
+-- column is reordered or cast on the way out); hence the leading commas.
+-- @each position
+       , family_at['p{{p}}'] AS p{{p}}_family
+       , op_code_at['p{{p}}'] AS p{{p}}_op_code
+       , phase_at['p{{p}}'] AS p{{p}}_phase
+       , op_depth_at['p{{p}}'] AS p{{p}}_op_depth
+       , flops_at['p{{p}}'] AS p{{p}}_flops
+       , bytes_at['p{{p}}'] AS p{{p}}_bytes
+       , in0_numel_at['p{{p}}'] AS p{{p}}_in0_numel
+       , in1_numel_at['p{{p}}'] AS p{{p}}_in1_numel
+       , dtype_bytes_at['p{{p}}'] AS p{{p}}_dtype_bytes
+       , grid_at['p{{p}}'] AS p{{p}}_grid
+       , block_at['p{{p}}'] AS p{{p}}_block
+       , registers_at['p{{p}}'] AS p{{p}}_registers
+       , shared_memory_bytes_at['p{{p}}'] AS p{{p}}_shared_memory_bytes
+       , occupancy_pct_at['p{{p}}'] AS p{{p}}_occupancy_pct
+       , launch_delay_ns_at['p{{p}}'] AS p{{p}}_launch_delay_ns
+       , gap_ns_at['p{{p}}'] AS p{{p}}_gap_ns
+       , dur_ns_at['p{{p}}'] AS p{{p}}_dur_ns
+-- @end
 FROM windows;

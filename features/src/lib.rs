@@ -8,6 +8,7 @@ mod manifest;
 mod part_writer;
 mod pipeline;
 mod positions;
+mod selection;
 mod template;
 mod udf;
 

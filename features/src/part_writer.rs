@@ -33,15 +33,19 @@ pub struct PartWriter {
 }
 
 impl PartWriter {
-    pub fn create(path: &Path, schema: &SchemaRef) -> Result<Self, FeaturesError> {
+    /// `dictionary_columns`: columns with few distinct values, stored
+    /// dictionary-encoded (text columns always are).
+    pub fn create(path: &Path, schema: &SchemaRef, dictionary_columns: &[String]) -> Result<Self, FeaturesError> {
         let tmp = path.with_extension("parquet.tmp");
-        // Dictionary pages only for the text columns: the numeric ones are
-        // mostly distinct, and interning every value bought no smaller file.
+        // The other numeric columns are mostly distinct: interning every
+        // value would buy no smaller file.
         let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).expect("valid level")))
             .set_dictionary_enabled(false);
-        for field in schema.fields().iter().filter(|f| f.data_type() == &DataType::Utf8) {
-            props = props.set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), true);
+        for field in schema.fields() {
+            if field.data_type() == &DataType::Utf8 || dictionary_columns.contains(field.name()) {
+                props = props.set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), true);
+            }
         }
         let file = File::create(&tmp).map_err(|source| io_error(&tmp, source))?;
         // ArrowWriter sets up the file as pandas and DuckDB expect it (the

@@ -5,19 +5,21 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{AsArray, Int32Array, StringArray};
-use datafusion::arrow::datatypes::{DataType, Field, Int64Type, Schema, SchemaRef};
+use datafusion::arrow::array::AsArray;
+use datafusion::arrow::datatypes::{Int64Type, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::datasource::MemTable;
 use datafusion::logical_expr::{cast, ident};
+use datafusion::physical_plan::display::DisplayableExecutionPlan;
+use datafusion::physical_plan::execute_stream;
 use datafusion::prelude::{DataFrame, ParquetReadOptions, SessionContext};
 use futures::StreamExt;
-use tracecast_schemas::features::{FEATURE_STEPS, window_schema};
+use tracecast_schemas::features::{FEATURE_STEPS, few_value_columns, window_schema};
 
 use tracecast_schemas::features::{FeatureManifest, MANIFEST_FILE, RunEntry, SkippedTrace, TraceEntry};
 
 use crate::manifest;
 use crate::part_writer::{PartWriter, io_error};
+use crate::selection::SelectedTraces;
 use crate::{FeaturesError, LakeOptions, WindowSpec, open_lake, template};
 
 /// One `features` run.
@@ -102,12 +104,8 @@ pub async fn build_features(run: &FeatureRun<'_>) -> Result<FeatureSummary, Feat
 
     let run_id = format!("{}-{}", now_ms(), std::process::id());
     if !selected.is_empty() {
-        let id_schema = Arc::new(Schema::new(vec![
-            Field::new("trace_id", DataType::Utf8, false),
-            Field::new("trace_key", DataType::Int32, false),
-        ]));
-        let fx_selected = Arc::new(MemTable::try_new(id_schema.clone(), vec![vec![]])?);
-        ctx.register_table("fx_selected", fx_selected.clone())?;
+        let selection = SelectedTraces::default();
+        ctx.register_udf(selection.udf());
         let (steps_sql, view_sql) = sql.split_last().expect("five files");
         for (name, text) in view_sql {
             run_statements(&ctx, name, text).await?;
@@ -115,19 +113,13 @@ pub async fn build_features(run: &FeatureRun<'_>) -> Result<FeatureSummary, Feat
 
         let windows_path = out.join(WINDOWS_DIR).join(format!("part-{run_id}.parquet"));
         let schema = window_schema(run.spec.window);
-        let mut writer = PartWriter::create(&windows_path, &schema)?;
+        let mut writer = PartWriter::create(&windows_path, &schema, &few_value_columns(run.spec.window))?;
         let total: u64 = selected.iter().map(|t| t.items_in_steps as u64).sum();
         let mut done = 0;
         for chunk in chunks(&selected, run.chunk_items) {
-            let ids: Vec<&str> = chunk.iter().map(|t| t.trace_id.as_str()).collect();
-            let keys = Int32Array::from_iter_values(0..ids.len() as i32);
-            let batch = RecordBatch::try_new(
-                id_schema.clone(),
-                vec![Arc::new(StringArray::from(ids)), Arc::new(keys)],
-            )?;
-            // The views read fx_selected when they run, so refilling it
-            // points the whole pipeline at the next group.
-            *fx_selected.batches[0].write().await = vec![batch];
+            // The views call selected_trace_key when they run, so a new
+            // selection points the whole pipeline at the next group.
+            selection.set(chunk.iter().map(|t| t.trace_id.as_str()));
             let started = std::time::Instant::now();
             append(&mut writer, conform(ctx.table("fx_windows").await?, &schema)?).await?;
             done += chunk.iter().map(|t| t.items_in_steps as u64).sum::<u64>();
@@ -155,7 +147,7 @@ pub async fn build_features(run: &FeatureRun<'_>) -> Result<FeatureSummary, Feat
         // One row per step: small enough to keep, so it is computed once
         // for both the file and the manifest's counts.
         let step_rows = steps.collect().await?;
-        let mut steps_writer = PartWriter::create(&steps_path, &steps_schema)?;
+        let mut steps_writer = PartWriter::create(&steps_path, &steps_schema, &[])?;
         for batch in &step_rows {
             steps_writer.write(batch.clone())?;
         }
@@ -306,7 +298,19 @@ async fn run_statements(ctx: &SessionContext, file: &str, sql: &str) -> Result<(
 }
 
 /// The frame with exactly the schema's columns, in its order and types.
+/// The built-in SQL already selects them so: the frame is then passed on
+/// as it is (a projection of some 300 casts costs planning time); edited
+/// SQL may select them in any order and type that casts.
 fn conform(frame: DataFrame, schema: &SchemaRef) -> Result<DataFrame, FeaturesError> {
+    let fields = frame.schema().fields();
+    let matches = fields.len() == schema.fields().len()
+        && fields
+            .iter()
+            .zip(schema.fields())
+            .all(|(have, want)| have.name() == want.name() && have.data_type() == want.data_type());
+    if matches {
+        return Ok(frame);
+    }
     let columns = schema
         .fields()
         .iter()
@@ -314,11 +318,24 @@ fn conform(frame: DataFrame, schema: &SchemaRef) -> Result<DataFrame, FeaturesEr
     Ok(frame.select(columns.collect::<Vec<_>>())?)
 }
 
-/// Streams the frame's rows into the part file.
+/// Streams the frame's rows into the part file. At debug level (`-vv`)
+/// logs the executed plan with each operator's metrics (rows, compute time),
+/// which is where to look when an edited pipeline is slow.
 async fn append(writer: &mut PartWriter, frame: DataFrame) -> Result<(), FeaturesError> {
-    let mut stream = frame.execute_stream().await?;
+    let task = Arc::new(frame.task_ctx());
+    let plan = frame.create_physical_plan().await?;
+    // Only kept for the log: a plan holds its joins' hash tables until it
+    // is dropped.
+    let logged = tracing::enabled!(tracing::Level::DEBUG).then(|| plan.clone());
+    let mut stream = execute_stream(plan, task)?;
     while let Some(batch) = stream.next().await {
         writer.write(batch?)?;
+    }
+    if let Some(plan) = logged {
+        tracing::debug!(
+            "windows plan with metrics:\n{}",
+            DisplayableExecutionPlan::with_metrics(plan.as_ref()).indent(true)
+        );
     }
     Ok(())
 }

@@ -35,8 +35,20 @@ pub fn load(dir: Option<&Path>) -> Result<Vec<(String, String)>, FeaturesError> 
         .collect()
 }
 
-/// Template rules of copies made before the window aggregates.
-const RETIRED: [&str; 3] = ["SUM_POSITIONS(", "SUM_CENTRAL(", "{{off}}"];
+/// What edited copies of older versions of the files may still use, and
+/// what replaced it.
+const WINDOW_AGGREGATES: &str = "a step's windows come from the aggregates window_positions, window_sum and \
+     central_sum (see the built-in 04_windows.sql)";
+const RETIRED: [(&str, &str); 4] = [
+    ("SUM_POSITIONS(", WINDOW_AGGREGATES),
+    ("SUM_CENTRAL(", WINDOW_AGGREGATES),
+    ("{{off}}", WINDOW_AGGREGATES),
+    (
+        "fx_selected",
+        "the group's traces are those for which selected_trace_key(trace_id) is not null \
+         (see the built-in 01_selection.sql)",
+    ),
+];
 
 const BEGIN: &str = "-- @each position";
 const END: &str = "-- @end";
@@ -44,13 +56,12 @@ const END: &str = "-- @end";
 /// Expands one file for a window spec: drops comment lines, repeats
 /// `@each position` blocks, fills in the values.
 pub fn expand(name: &str, text: &str, spec: &WindowSpec) -> Result<String, FeaturesError> {
-    if let Some(old) = RETIRED.iter().find(|old| text.contains(*old)) {
+    if let Some((old, now)) = RETIRED.iter().find(|(old, _)| text.contains(*old)) {
         return Err(template_error(
             name,
             &format!(
-                "`{old}` is no longer part of the template: a step's windows come from the aggregates \
-                 window_positions, window_sum and central_sum (see the built-in 04_windows.sql, \
-                 `tracecast features --print-sql`)"
+                "`{old}` is no longer part of the pipeline: {now}; `tracecast features --print-sql` \
+                 prints the current files"
             ),
         ));
     }
@@ -112,7 +123,7 @@ mod tests {
             assert!(!sql.contains("{{"), "{name}");
         }
         let windows = expand("04", BUILT_IN[3].1, &spec).unwrap();
-        assert!(windows.contains("gap_ns_at['p00'] AS p00_gap_ns"));
+        assert!(windows.contains(", gap_ns_at['p00'] AS p00_gap_ns"));
         assert!(windows.contains("gap_ns_at['p15'] AS p15_gap_ns"));
         assert!(!windows.contains("p16_"));
         assert!(windows.contains("window_index * 4 AS first_item"));
@@ -131,5 +142,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("z.sql") && err.contains("central_sum"), "{err}");
+        let err = expand("01.sql", "SELECT * FROM fx_selected", &spec)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("selected_trace_key"), "{err}");
     }
 }

@@ -58,6 +58,19 @@ pub struct Column {
     /// Unit of the value (`ns`, `bytes`, `count`, ...), or `""` where none applies.
     pub unit: &'static str,
     pub doc: &'static str,
+    /// Holds few distinct values (codes, launch configurations): files we
+    /// write store it dictionary-encoded, which makes it several times
+    /// smaller before compression.
+    pub few_values: bool,
+}
+
+impl Column {
+    pub const fn few_values(self) -> Column {
+        Column {
+            few_values: true,
+            ..self
+        }
+    }
 }
 
 /// Shorthand constructors keep the table definitions readable.
@@ -68,6 +81,7 @@ pub const fn req(name: &'static str, ty: ColType, unit: &'static str, doc: &'sta
         nullable: false,
         unit,
         doc,
+        few_values: false,
     }
 }
 
@@ -78,6 +92,7 @@ pub const fn opt(name: &'static str, ty: ColType, unit: &'static str, doc: &'sta
         nullable: true,
         unit,
         doc,
+        few_values: false,
     }
 }
 

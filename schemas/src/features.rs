@@ -332,13 +332,15 @@ pub const FEATURE_WINDOWS: TableDef = TableDef {
             Int64,
             "count",
             "Hardware: SMs (compute units on AMD) of the trace's GPU (its `devices` row named as `gpu_name`).",
-        ),
+        )
+        .few_values(),
         opt(
             "compute_capability",
             Int32,
             "",
             "Hardware: compute capability as major*10 + minor (80 for 8.0).",
-        ),
+        )
+        .few_values(),
     ],
 };
 
@@ -354,25 +356,25 @@ pub const FEATURE_POSITIONS: TableDef = TableDef {
             Int32,
             "",
             "Kernel family code, an index into gemm, conv, attention, elementwise, reduction, norm, softmax, copy_memset, communication, optimizer, other (from the kernel's name; collectives from ingest's classification).",
-        ),
+        ).few_values(),
         opt(
             "op_code",
             Int32,
             "",
             "The launching operator's name as a stable 31-bit FNV-1a code (`aten::addmm` has the same code in every trace).",
-        ),
+        ).few_values(),
         opt(
             "phase",
             Int32,
             "",
             "Phase of the launching operator: 0 forward, 1 backward, 2 optimizer: its own name's, else optimizer inside an optimizer-named operator, else backward inside a backward-named one, else forward.",
-        ),
+        ).few_values(),
         opt(
             "op_depth",
             Int32,
             "count",
             "Nesting depth of the launching operator on its thread.",
-        ),
+        ).few_values(),
         opt(
             "flops",
             Float64,
@@ -402,12 +404,12 @@ pub const FEATURE_POSITIONS: TableDef = TableDef {
             Int32,
             "bytes",
             "Element size of the operator's first tensor input.",
-        ),
-        opt("grid", Int64, "count", "Blocks in the grid (x*y*z)."),
-        opt("block", Int64, "count", "Threads per block (x*y*z)."),
-        opt("registers", Int64, "count", "Registers per thread."),
-        opt("shared_memory_bytes", Int64, "bytes", "Shared memory per block."),
-        opt("occupancy_pct", Float64, "%", "Occupancy the trace records."),
+        ).few_values(),
+        opt("grid", Int64, "count", "Blocks in the grid (x*y*z).").few_values(),
+        opt("block", Int64, "count", "Threads per block (x*y*z).").few_values(),
+        opt("registers", Int64, "count", "Registers per thread.").few_values(),
+        opt("shared_memory_bytes", Int64, "bytes", "Shared memory per block.").few_values(),
+        opt("occupancy_pct", Float64, "%", "Occupancy the trace records.").few_values(),
         opt(
             "launch_delay_ns",
             Int64,
@@ -434,6 +436,23 @@ pub const TABLES: [&TableDef; 3] = [&FEATURE_STEPS, &FEATURE_WINDOWS, &FEATURE_P
 /// Name of the per-position column `name` at position `p`.
 pub fn position_column(p: usize, name: &str) -> String {
     format!("p{p:02}_{name}")
+}
+
+/// The columns of `window_schema(w)` that hold few distinct values.
+pub fn few_value_columns(w: usize) -> Vec<String> {
+    let fixed = FEATURE_WINDOWS
+        .columns
+        .iter()
+        .filter(|c| c.few_values)
+        .map(|c| c.name.to_string());
+    let positions = (0..w).flat_map(|p| {
+        FEATURE_POSITIONS
+            .columns
+            .iter()
+            .filter(|c| c.few_values)
+            .map(move |c| position_column(p, c.name))
+    });
+    fixed.chain(positions).collect()
 }
 
 /// The full `feature_windows` schema for windows of `w` positions.
