@@ -10,9 +10,11 @@
 -- hash and compare; trace_id comes back in step 4). Filtering on it, rather
 -- than joining the lake tables to a list of ids, spares a copy of every row.
 -- Every later view reads the lake through these, so an incremental run
--- touches only the new traces. Joins name their smaller input first:
+-- computes only the new traces; with the filter pushed into the Parquet
+-- reader (the first SET below), the other traces' rows are not decoded
+-- beyond their trace_id. Joins name their smaller input first:
 -- DataFusion builds one hash table from the left input and streams the
--- right one through it. The SETs below keep that plan: from its estimates
+-- right one through it. The other SETs keep that plan: from its estimates
 -- of the filtered inputs' sizes DataFusion would otherwise swap some joins
 -- to build from the items, or split both inputs by hash first.
 --
@@ -22,6 +24,7 @@
 --   `-- @end` are repeated for p = 0 .. W-1, with {{p}} the two-digit
 --   position. Full-line comments are dropped.
 
+SET datafusion.execution.parquet.pushdown_filters = true;
 SET datafusion.optimizer.join_reordering = false;
 SET datafusion.optimizer.hash_join_single_partition_threshold = 1000000000000;
 SET datafusion.optimizer.hash_join_single_partition_threshold_rows = 1000000000000;
