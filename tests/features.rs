@@ -165,21 +165,7 @@ fn fixture_windows_tile_steps_and_runs_are_incremental() {
         &["--window", "8", "--stride", "2", "--chunk-items", "1"],
     );
     assert!(ok, "{stderr}");
-    let a = format!("a={}", out.join("windows").display());
-    let b = format!("b={}", one_by_one.join("windows").display());
-    let compare = "SELECT (SELECT count(*) FROM a) AS rows_a, (SELECT count(*) FROM b) AS rows_b, \
-                   (SELECT count(*) FROM (SELECT * FROM a EXCEPT SELECT * FROM b)) AS only_a, \
-                   (SELECT count(*) FROM (SELECT * FROM b EXCEPT SELECT * FROM a)) AS only_b";
-    let output = tracecast(&["sql", "--table", &a, "--table", &b, "--format", "json", compare]);
-    let (stdout, stderr) = text(&output);
-    assert!(output.status.success(), "{stderr}");
-    let row: serde_json::Value = serde_json::from_str(&stdout).unwrap();
-    assert_eq!(row[0]["rows_a"], row[0]["rows_b"], "{stdout}");
-    assert_eq!(
-        (row[0]["only_a"].as_i64(), row[0]["only_b"].as_i64()),
-        (Some(0), Some(0)),
-        "{stdout}"
-    );
+    assert_same_windows(&out, &one_by_one);
 
     // Nothing new: nothing computed, nothing written.
     let files_before = std::fs::read_dir(out.join("windows")).unwrap().count();
@@ -215,6 +201,71 @@ fn fixture_windows_tile_steps_and_runs_are_incremental() {
     );
     assert_eq!(manifest(&out)["traces"].as_array().unwrap().len(), done + 1);
     assert!(assert_windows_tile_steps(&lake, &out, 2) > steps);
+}
+
+/// Both feature directories hold the same window rows, column for column.
+fn assert_same_windows(a: &Path, b: &Path) {
+    let a = format!("a={}", a.join("windows").display());
+    let b = format!("b={}", b.join("windows").display());
+    let compare = "SELECT (SELECT count(*) FROM a) AS rows_a, (SELECT count(*) FROM b) AS rows_b, \
+                   (SELECT count(*) FROM (SELECT * FROM a EXCEPT SELECT * FROM b)) AS only_a, \
+                   (SELECT count(*) FROM (SELECT * FROM b EXCEPT SELECT * FROM a)) AS only_b";
+    let output = tracecast(&["sql", "--table", &a, "--table", &b, "--format", "json", compare]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    let row: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(row[0]["rows_a"], row[0]["rows_b"], "{stdout}");
+    assert_eq!(
+        (row[0]["only_a"].as_i64(), row[0]["only_b"].as_i64()),
+        (Some(0), Some(0)),
+        "{stdout}"
+    );
+}
+
+/// A copy of the built-in SQL files, with `edit` applied to one of them.
+fn edited_sql(dir: &Path, file: &str, edit: impl Fn(&str) -> String) -> PathBuf {
+    let sql = dir.join(format!("sql-{file}"));
+    std::fs::create_dir_all(&sql).unwrap();
+    for entry in std::fs::read_dir(workspace_root().join("features/sql")).unwrap() {
+        let path = entry.unwrap().path();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let name = path.file_name().unwrap();
+        let text = if name == file { edit(&text) } else { text };
+        std::fs::write(sql.join(name), text).unwrap();
+    }
+    sql
+}
+
+#[test]
+fn edited_sql_copies_run_and_outdated_ones_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lake = fixture_lake(tmp.path());
+    let built_in = tmp.path().join("built-in");
+    let (ok, _, stderr) = features(&lake, &built_in, &[]);
+    assert!(ok, "{stderr}");
+
+    // Columns selected in another order than the table's come out in the
+    // table's order, with the same values.
+    let reordered = edited_sql(tmp.path(), "04_windows.sql", |text| {
+        let swapped = text.replace("central_count, target_ns,", "target_ns, central_count,");
+        assert_ne!(swapped, text, "the built-in 04_windows.sql changed: update this edit");
+        swapped
+    });
+    let out = tmp.path().join("reordered");
+    let (ok, _, stderr) = features(&lake, &out, &["--sql", reordered.to_str().unwrap()]);
+    assert!(ok, "{stderr}");
+    assert_same_windows(&built_in, &out);
+
+    // A copy made before selected_trace_key: refused, with what replaced it.
+    let outdated = edited_sql(tmp.path(), "01_selection.sql", |_| {
+        "CREATE VIEW fx_kernels AS SELECT s.trace_key, k.* FROM fx_selected s JOIN kernels k USING (trace_id);".into()
+    });
+    let out = tmp.path().join("outdated");
+    let (ok, _, stderr) = features(&lake, &out, &["--sql", outdated.to_str().unwrap()]);
+    assert!(
+        !ok && stderr.contains("01_selection.sql") && stderr.contains("selected_trace_key"),
+        "{stderr}"
+    );
 }
 
 #[test]

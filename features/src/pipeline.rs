@@ -318,9 +318,10 @@ fn conform(frame: DataFrame, schema: &SchemaRef) -> Result<DataFrame, FeaturesEr
     Ok(frame.select(columns.collect::<Vec<_>>())?)
 }
 
-/// Streams the frame's rows into the part file. At debug level (`-vv`)
-/// logs the executed plan with each operator's metrics (rows, compute time),
-/// which is where to look when an edited pipeline is slow.
+/// Streams the frame's rows into the part file. At debug level
+/// (RUST_LOG=tracecast_features=debug) logs the executed plan with each
+/// operator's metrics (rows, compute time): where to look when an edited
+/// pipeline is slow.
 async fn append(writer: &mut PartWriter, frame: DataFrame) -> Result<(), FeaturesError> {
     let task = Arc::new(frame.task_ctx());
     let plan = frame.create_physical_plan().await?;

@@ -20,6 +20,10 @@ use crate::progress::Ui;
 /// Columns: schemas/TABLES.md (feature_windows, feature_steps). Running again
 /// after new traces were ingested computes only the new traces.
 ///
+/// To see where an edited pipeline spends its time, run with
+/// RUST_LOG=tracecast_features=debug: the executed plan of each group is
+/// logged with every operator's rows and compute time.
+///
 /// Examples:
 ///   tracecast features --lake lake --out features
 ///   tracecast features --lake lake --window 32 --stride 8 --out features-w32 --memory-limit 4096
