@@ -14,7 +14,7 @@
 #   git worktree add /tmp/tc-before <commit> && (cd /tmp/tc-before && make build)
 #   bench/features_ab.sh target/release/tracecast /tmp/tc-before/target/release/tracecast LAKE
 set -euo pipefail
-[ $# -ge 3 ] || { sed -n '2,16p' "$0"; exit 2; }
+[ $# -ge 3 ] || { sed -n '2,15p' "$0"; exit 2; }
 A=$1 B=$2 LAKE=$3
 shift 3
 PAIRS=8
