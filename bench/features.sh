@@ -35,6 +35,7 @@ measure() { # LAKE LABEL
   items=$(echo "$best_line" | sed -n 's/.* windows from \([0-9]*\) kernels.*/\1/p')
   windows=$(echo "$best_line" | sed -n 's/.* steps, \([0-9]*\) windows.*/\1/p')
   echo "$best_line" | grep '^features'
+  echo "output: windows/ $(du -sk "$WORK/out/windows" | cut -f1) KiB"
   awk -v s="$best" -v i="$items" -v w="$windows" -v m="$best_peak" 'BEGIN {
     printf "tracecast features: %d windows from %d items in %.2f s (whole process): %.0f windows/s, %.0f items/s, peak RSS %.0f MiB\n", w, i, s, w/s, i/s, m/1024 }'
   pandas=$("$PY" bench/features_check.py "$lake" "$WORK/out" --time)

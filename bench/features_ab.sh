@@ -24,9 +24,9 @@ if [ $# -gt 0 ] && [ "$1" != -- ]; then PAIRS=$1; shift; fi
 WORK=$(mktemp -d /tmp/tracecast-fab.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
-run() { # BIN [ARGS]: appends "wall cpu peak_kib" to $WORK/pairs
-  local bin=$1
-  shift
+run() { # BIN A|B [ARGS]: appends "wall cpu peak_mib" to $WORK/pairs
+  local bin=$1 bin_label=$2
+  shift 2
   rm -rf "$WORK/out"
   if [ -n "${START:-}" ]; then cp -r "$START" "$WORK/out"; fi
   if ! /usr/bin/time -f "%e %U %S %M" -o "$WORK/time" "$bin" -q features --lake "$LAKE" --out "$WORK/out" "$@" \
@@ -36,16 +36,17 @@ run() { # BIN [ARGS]: appends "wall cpu peak_kib" to $WORK/pairs
     exit 1
   fi
   awk '{printf "%s %.2f %.0f ", $1, $2 + $3, $4 / 1024}' "$WORK/time" >>"$WORK/pairs"
+  echo "$(du -sk "$WORK/out/windows" | cut -f1) KiB" >"$WORK/size-$bin_label"
 }
 
 echo "A: $A"
 echo "B: $B"
 echo "lake: $LAKE, $PAIRS pairs, extra arguments: ${*:-none}${START:+, starting from $START}"
-run "$A" "$@" # warms the page cache; not counted
+run "$A" A "$@" # warms the page cache; not counted
 : >"$WORK/pairs"
 for _ in $(seq "$PAIRS"); do
-  run "$A" "$@"
-  run "$B" "$@"
+  run "$A" A "$@"
+  run "$B" B "$@"
   echo >>"$WORK/pairs"
 done
 echo "pairs (wall s, CPU s, peak MiB of A, then of B):"
@@ -65,3 +66,4 @@ awk '
       printf "%-9s A %10.2f  B %10.2f  A/B %.3f (pairs %.3f..%.3f)\n", name[i], ma, mb, mr, lo, hi
     }
   }' "$WORK/pairs"
+echo "windows/ written: A $(cat "$WORK/size-A"), B $(cat "$WORK/size-B")"
