@@ -83,11 +83,11 @@ LEFT JOIN fx_ops_in o ON o.trace_key = n.trace_key AND o.op_id = n.op_id
 LEFT JOIN fx_op_phase ph ON ph.trace_key = n.trace_key AND ph.op_id = n.op_id;
 
 -- Each item with its family and its operator's features. Every join puts
--- the smaller side first (left): without statistics for its inputs (the
--- case here) DataFusion builds its hash table from the left input as
--- written, and the items are the largest and widest input, so they stream
--- through (RIGHT JOIN keeps every item). The item's name is
--- dropped once its family is known: each join copies what it carries.
+-- the smaller side first (left): DataFusion builds its hash table from the
+-- left input as written (step 1 keeps it from reordering), and the items
+-- are the largest and widest input, so they stream through (RIGHT JOIN
+-- keeps every item). The item's name is dropped once its family is known:
+-- each join copies what it carries.
 CREATE VIEW fx_classified AS
 WITH named AS (
   SELECT g.trace_key, g.step_id, g.start_ns, g.dur_ns, g.item_kind, g.tie_1, g.tie_2,
