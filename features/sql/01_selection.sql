@@ -11,8 +11,8 @@
 -- than joining the lake tables to a list of ids, spares a copy of every row.
 -- Every later view reads the lake through these, so an incremental run
 -- computes only the new traces; with the filter pushed into the Parquet
--- reader (the first SET below), the other traces' rows are not decoded
--- beyond their trace_id. Joins name their smaller input first:
+-- reader (the first SET below), the other traces' rows are decoded only
+-- as far as the filter's columns. Joins name their smaller input first:
 -- DataFusion builds one hash table from the left input and streams the
 -- right one through it. The other SETs keep that plan: from its estimates
 -- of the filtered inputs' sizes DataFusion would otherwise swap some joins
