@@ -266,6 +266,7 @@ fn edited_sql_copies_run_and_outdated_ones_are_refused() {
         !ok && stderr.contains("01_selection.sql") && stderr.contains("selected_trace_key"),
         "{stderr}"
     );
+    assert!(!out.exists(), "nothing written for refused SQL");
 }
 
 #[test]

@@ -59,8 +59,7 @@ pub struct Column {
     pub unit: &'static str,
     pub doc: &'static str,
     /// Holds few distinct values (codes, launch configurations): files we
-    /// write store it dictionary-encoded, which makes it several times
-    /// smaller before compression.
+    /// write store it dictionary-encoded, which makes them smaller.
     pub few_values: bool,
 }
 

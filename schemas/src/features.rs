@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use arrow::datatypes::{Field, Schema, SchemaRef};
 
-use crate::column::{ColType::*, TableDef, opt, req};
+use crate::column::{ColType::*, Column, TableDef, opt, req};
 
 /// Format version of the feature directory (`features.json`, both tables).
 pub const FORMAT_VERSION: u32 = 2;
@@ -438,32 +438,33 @@ pub fn position_column(p: usize, name: &str) -> String {
     format!("p{p:02}_{name}")
 }
 
-/// The columns of `window_schema(w)` that hold few distinct values.
-pub fn few_value_columns(w: usize) -> Vec<String> {
-    let fixed = FEATURE_WINDOWS
-        .columns
-        .iter()
-        .filter(|c| c.few_values)
-        .map(|c| c.name.to_string());
+/// Every column of `feature_windows` for windows of `w` positions, in
+/// order, with its definition.
+fn window_columns(w: usize) -> impl Iterator<Item = (String, &'static Column)> {
+    let fixed = FEATURE_WINDOWS.columns.iter().map(|c| (c.name.to_string(), c));
     let positions = (0..w).flat_map(|p| {
         FEATURE_POSITIONS
             .columns
             .iter()
-            .filter(|c| c.few_values)
-            .map(move |c| position_column(p, c.name))
+            .map(move |c| (position_column(p, c.name), c))
     });
-    fixed.chain(positions).collect()
+    fixed.chain(positions)
+}
+
+/// The columns of `window_schema(w)` that hold few distinct values.
+pub fn few_value_columns(w: usize) -> Vec<String> {
+    window_columns(w)
+        .filter(|(_, c)| c.few_values)
+        .map(|(name, _)| name)
+        .collect()
 }
 
 /// The full `feature_windows` schema for windows of `w` positions.
 pub fn window_schema(w: usize) -> SchemaRef {
     let fixed = FEATURE_WINDOWS.schema();
-    let mut fields: Vec<Field> = fixed.fields().iter().map(|f| f.as_ref().clone()).collect();
-    for p in 0..w {
-        for c in FEATURE_POSITIONS.columns {
-            fields.push(Field::new(position_column(p, c.name), c.ty.to_arrow(), true));
-        }
-    }
+    let fields: Vec<Field> = window_columns(w)
+        .map(|(name, c)| Field::new(name, c.ty.to_arrow(), c.nullable))
+        .collect();
     let mut metadata = fixed.metadata().clone();
     metadata.insert("tracecast.window".to_string(), w.to_string());
     Arc::new(Schema::new_with_metadata(fields, metadata))
