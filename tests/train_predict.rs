@@ -458,6 +458,42 @@ fn shared_traces_by_model_split_and_cross_gpu_prediction() {
     let gradient = f(&rows[0], "gradient_bytes");
     assert!((gradient - 102_228_128.0).abs() < 1e3, "gradient bytes {gradient}");
     assert!(f(&rows[1], "allreduce_ms") > 0.0 && f(&rows[1], "iteration_ms") >= f(&rows[0], "iteration_ms"));
+
+    // What-ifs are physical: the compute-heavy ResNet-50 step is faster on
+    // each newer GPU, and doubling its batch costs 1.3x to 2.1x.
+    let one_gpu_ms = |gpu: &str, batch: &str| {
+        let out = dir.path().join(format!("pred-{gpu}-{batch}").replace(' ', "_"));
+        run_ok(&[
+            "predict",
+            "--model",
+            s(&model),
+            "--trace",
+            s(&resnet),
+            "--labels",
+            s(&labels),
+            "--gpu",
+            gpu,
+            "--batch-size",
+            batch,
+            "--out",
+            s(&out),
+        ]);
+        f(&csv_rows(&out.join("traces.csv"))[0], "iteration_ms")
+    };
+    let times: Vec<(&str, f64)> = ["T4", "V100", "A100 80GB", "H100"]
+        .into_iter()
+        .map(|g| (g, one_gpu_ms(g, "32")))
+        .collect();
+    for pair in times.windows(2) {
+        assert!(
+            pair[0].1 > pair[1].1,
+            "{} should be slower than {}: {times:?}",
+            pair[0].0,
+            pair[1].0
+        );
+    }
+    let doubled = one_gpu_ms("V100", "64") / one_gpu_ms("V100", "32");
+    assert!((1.3..=2.1).contains(&doubled), "batch 32 -> 64 costs {doubled}x");
 }
 
 #[test]

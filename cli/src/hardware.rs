@@ -1,70 +1,14 @@
-//! The hardware catalog: the profiles in `fixtures/hardware/`, compiled into
-//! the binary so `train` and `predict` work from any directory, or a
-//! directory of profiles the user names (`--hardware DIR`, e.g. with
-//! profiles written by `tracecast probe`).
+//! The hardware catalog `--hardware DIR` names, else the built-in one
+//! (fixtures/hardware, compiled in).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context;
-use tracecast_schemas::hardware::{Catalog, HardwareProfile};
-
-macro_rules! builtin {
-    ($($file:literal),* $(,)?) => {
-        [$(($file, include_str!(concat!("../../fixtures/hardware/", $file)))),*]
-    };
-}
-
-/// Every file of fixtures/hardware (a test keeps this list complete).
-const BUILTIN: [(&str, &str); 14] = builtin!(
-    "a100-sxm4-40gb.toml",
-    "a100-sxm4-80gb.toml",
-    "b200-hgx-180gb.toml",
-    "h100-sxm5-80gb.toml",
-    "h200-sxm-141gb.toml",
-    "h800-sxm5-80gb.toml",
-    "l4.toml",
-    "mi210.toml",
-    "mi250.toml",
-    "mi300x.toml",
-    "quadro-gp100.toml",
-    "rtx-2080-ti.toml",
-    "t4.toml",
-    "v100-sxm2-32gb.toml",
-);
+use tracecast_schemas::hardware::{Catalog, builtin_catalog};
 
 pub fn catalog(dir: Option<&Path>) -> anyhow::Result<Catalog> {
-    if let Some(dir) = dir {
-        return Catalog::load_dir(dir).with_context(|| format!("hardware profiles in {}", dir.display()));
-    }
-    let mut catalog = Catalog::default();
-    for (file, text) in BUILTIN {
-        let path = PathBuf::from("fixtures/hardware").join(file);
-        let profile = HardwareProfile::from_toml_str(text, &path)?;
-        catalog.insert(path, profile)?;
-    }
-    Ok(catalog)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn builtin_catalog_is_every_fixture_file() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/hardware");
-        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".toml"))
-            .collect();
-        on_disk.sort();
-        let builtin: Vec<&str> = BUILTIN.iter().map(|(f, _)| *f).collect();
-        assert_eq!(
-            on_disk, builtin,
-            "add the new profile to BUILTIN in cli/src/hardware.rs"
-        );
-        let catalog = catalog(None).unwrap();
-        assert!(catalog.resolve("Tesla V100-DGXS-32GB").is_some());
-        assert!(catalog.resolve("NVIDIA A100-PG509-200").is_some());
+    match dir {
+        Some(dir) => Catalog::load_dir(dir).with_context(|| format!("hardware profiles in {}", dir.display())),
+        None => Ok(builtin_catalog()?),
     }
 }

@@ -55,6 +55,8 @@ enum Command {
     Labels(cmd::labels::LabelsArgs),
     Train(cmd::train::TrainArgs),
     Predict(cmd::predict::PredictArgs),
+    #[command(subcommand)]
+    Ops(cmd::ops::OpsCommand),
     Scaling(cmd::scaling::ScalingArgs),
     Synth(cmd::synth::SynthArgs),
     Probe(cmd::probe::ProbeArgs),
@@ -75,6 +77,7 @@ fn main() -> ExitCode {
         Command::Labels(args) => cmd::labels::run(args),
         Command::Train(args) => cmd::train::run(args, &ui),
         Command::Predict(args) => cmd::predict::run(args, &ui),
+        Command::Ops(command) => cmd::ops::run(command, &ui),
         Command::Scaling(args) => cmd::scaling::run(args),
         Command::Synth(args) => cmd::synth::run(args),
         Command::Probe(args) => cmd::probe::run(args),

@@ -30,4 +30,16 @@ impl Ui {
         bar.set_message(message.to_string());
         bar
     }
+
+    /// A spinner with elapsed time, for work of unknown length (a model fit).
+    pub fn spinner(&self, message: &str) -> ProgressBar {
+        if !self.show {
+            return ProgressBar::hidden();
+        }
+        let bar = ProgressBar::new_spinner();
+        bar.set_style(ProgressStyle::with_template("{spinner} {msg} [{elapsed_precise}]").expect("static template"));
+        bar.set_message(message.to_string());
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        bar
+    }
 }

@@ -7,16 +7,19 @@ pub mod elasticflow;
 mod error;
 mod gradients;
 mod output;
+mod physical;
 pub mod scaling;
 
 use std::collections::{BTreeMap, HashMap};
 
+use tracecast_opmodel::{GpuSpec, OpModel};
 use tracecast_schemas::hardware::{Catalog, HardwareProfile};
 use tracecast_train::{Dataset, FeatureTable, Labels, Model, Scenario, build_dataset};
 
 pub use error::PredictError;
 pub use gradients::GradientSource;
 pub use output::write_outputs;
+pub use physical::Coverage;
 use scaling::Interconnect;
 
 /// Multi-GPU options (see [`scaling`]).
@@ -34,6 +37,8 @@ pub struct ScalingOptions {
 
 pub struct PredictRequest<'a> {
     pub model: &'a Model,
+    /// Moves kernels between GPUs and batch sizes (the shipped one, or `tracecast ops train`'s).
+    pub op_model: &'a OpModel,
     pub table: &'a FeatureTable,
     pub labels: &'a Labels,
     pub catalog: &'a Catalog,
@@ -142,18 +147,50 @@ struct StepSum {
 /// Per (trace index, step id).
 type StepSums = HashMap<(u32, i64), StepSum>;
 
-/// Prices every window of the table under `scenario`.
-fn price(
-    model: &Model,
-    table: &FeatureTable,
-    labels: &Labels,
-    catalog: &Catalog,
-    scenario: Scenario,
-) -> Result<(Dataset, StepSums), PredictError> {
-    let data = build_dataset(table, &model.card.features, labels, catalog, scenario, false)?;
-    let preds = model.regressor.predict(&data.windows)?;
+/// Prices every window of the table under `scenario`: the window model on
+/// the trace as recorded, then, for a what-if, each window's central kernels
+/// moved by the op model's ratio between the recorded and the asked
+/// configuration.
+fn price(req: &PredictRequest, scenario: Scenario) -> Result<(Dataset, StepSums, Vec<Coverage>), PredictError> {
+    let recorded = Scenario {
+        gpu: None,
+        batch_size: None,
+        only_trace: scenario.only_trace,
+    };
+    let mut data = build_dataset(
+        req.table,
+        &req.model.card.features,
+        req.labels,
+        req.catalog,
+        recorded,
+        false,
+    )?;
+    let preds = req.model.regressor.predict(&data.windows)?;
+    let (deltas, coverage) = if scenario.gpu.is_some() || scenario.batch_size.is_some() {
+        let scales = relabel(&mut data, &scenario, req.table)?;
+        let target = scenario
+            .gpu
+            .map(GpuSpec::from_profile)
+            .transpose()
+            .map_err(|e| PredictError::Input {
+                path: req.table.dir.clone(),
+                reason: format!("--gpu: {e}"),
+            })?;
+        physical::window_deltas(
+            req.table,
+            &data,
+            req.op_model,
+            req.catalog,
+            target.as_ref(),
+            &scales,
+            scenario.only_trace,
+        )?
+    } else {
+        (vec![0.0; preds.len()], vec![Coverage::default(); data.traces.len()])
+    };
     let mut per_step = StepSums::new();
     for (i, p) in preds.iter().enumerate() {
+        let p = (p + deltas[i]).max(0.0);
         let e = per_step
             .entry((data.windows.trace[i], data.windows.step[i]))
             .or_default();
@@ -162,7 +199,37 @@ fn price(
         e.communication_ns += p * data.windows.communication_share[i];
         e.windows += 1;
     }
-    Ok((data, per_step))
+    Ok((data, per_step, coverage))
+}
+
+/// The traces of a dataset built as recorded, relabelled with the
+/// scenario's GPU and batch size; returns each trace's batch ratio.
+fn relabel(data: &mut Dataset, scenario: &Scenario, table: &FeatureTable) -> Result<Vec<f64>, PredictError> {
+    let mut scales = Vec::with_capacity(data.traces.len());
+    for info in &mut data.traces {
+        if let Some(gpu) = scenario.gpu {
+            info.priced_gpu = Some(gpu.name.clone());
+        }
+        let scale = match (scenario.batch_size, info.label.batch_size) {
+            (None, _) => 1.0,
+            (Some(new), Some(old)) => f64::from(new) / f64::from(old),
+            (Some(_), None) => {
+                return Err(PredictError::Input {
+                    path: table.dir.clone(),
+                    reason: format!(
+                        "trace {}: its batch size is unknown, so a batch-size what-if has nothing to scale from \
+                         (give it in a labels file: trace_id,model,batch_size)",
+                        info.trace_id
+                    ),
+                });
+            }
+        };
+        if scenario.batch_size.is_some() {
+            info.batch_size = scenario.batch_size;
+        }
+        scales.push(scale);
+    }
+    Ok(scales)
 }
 
 /// Mean one-GPU step and backward time per trace: the steps without their
@@ -202,7 +269,7 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction, PredictError> {
         batch_size: req.batch_size,
         only_trace: None,
     };
-    let (data, per_step) = price(req.model, req.table, req.labels, req.catalog, scenario)?;
+    let (data, per_step, coverage) = price(req, scenario)?;
     let mut notes: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
     let as_recorded = |t: usize| {
         let info = &data.traces[t];
@@ -354,7 +421,7 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction, PredictError> {
                             batch_size: Some(per_gpu),
                             only_trace: Some(&info.trace_id),
                         };
-                        let (d, p) = price(req.model, req.table, req.labels, req.catalog, scenario)?;
+                        let (d, p, _) = price(req, scenario)?;
                         let priced = one_gpu(&d, &p, |_| false)[0];
                         batch_cache.insert(per_gpu, priced);
                         priced
@@ -383,16 +450,46 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction, PredictError> {
         ))
     });
     let throughput = merge_duplicates(throughput, &mut notes);
-    let notes = notes
+    let mut notes: Vec<String> = notes
         .into_iter()
         .map(|(reason, traces)| format!("{} trace(s), {reason}: {}", traces.len(), traces.join(", ")))
         .collect();
+    if req.gpu.is_some() || req.batch_size.is_some() {
+        notes.extend(coverage_notes(&data, &coverage));
+    }
     Ok(Prediction {
         steps,
         traces,
         throughput,
         notes,
     })
+}
+
+/// What share of each trace's kernel time the op model moved from shapes,
+/// from the recorded time alone, or left as recorded.
+fn coverage_notes(data: &Dataset, coverage: &[Coverage]) -> Vec<String> {
+    data.traces
+        .iter()
+        .zip(coverage)
+        .map(|(info, c)| {
+            let total = c.total_ns();
+            if total <= 0.0 {
+                return format!(
+                    "trace {}: what-if not applied: no hardware profile for its recorded GPU ({})",
+                    info.trace_id,
+                    info.recorded_gpu.as_deref().unwrap_or("unknown")
+                );
+            }
+            let pct = |v: f64| 100.0 * v / total;
+            format!(
+                "trace {}: the what-if moved {:.0}% of its kernel time by operator shapes, {:.0}% by kernel family and recorded time (no shapes in the trace), and left {:.0}% (collectives) as recorded",
+                info.trace_id,
+                pct(c.from_shapes_ns),
+                pct(c.inferred_ns),
+                pct(c.unmoved_ns)
+            )
+        })
+        .collect()
 }
 
 /// Rows with one key (traces of one model on one GPU type, or one trace's

@@ -253,6 +253,7 @@ pub fn profile_from_properties(props: &DeviceProperties, measured: Option<Measur
             boost_clock_mhz: clock_mhz
                 .map(|v| Sourced::new(v, format!("{ATTR_SOURCE}(CU_DEVICE_ATTRIBUTE_CLOCK_RATE), peak clock"))),
             peak_fp32_tflops: peak_fp32,
+            peak_fp32_matrix_tflops: None,
             peak_tf32_tflops: None,
             peak_fp16_tflops: None,
             peak_bf16_tflops: None,

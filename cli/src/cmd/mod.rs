@@ -2,6 +2,7 @@ pub mod features;
 pub mod ingest;
 pub mod inspect;
 pub mod labels;
+pub mod ops;
 pub mod plan;
 pub mod predict;
 pub mod probe;

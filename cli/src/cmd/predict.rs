@@ -6,8 +6,10 @@ use anyhow::{Context, bail};
 use clap::Args;
 use tracecast_features::{LakeOptions, WindowSpec};
 use tracecast_ingest::{IngestOptions, ingest};
+use tracecast_opmodel::{OpModel, shipped_model};
 use tracecast_predict::scaling::{DEFAULT_GPUS_PER_NODE, DEFAULT_LATENCY_S, DEFAULT_NETWORK_GBS};
 use tracecast_predict::{PredictRequest, ScalingOptions, predict, write_outputs};
+use tracecast_schemas::hardware::lookup_gpu;
 use tracecast_train::{FeatureTable, Labels, Model, TraceLabel, collector_label};
 
 use crate::cmd::features;
@@ -21,9 +23,15 @@ use crate::progress::Ui;
 /// windows' predictions plus the step's remainder (CPU time at its edges,
 /// kept as recorded).
 ///
-/// What-ifs:
+/// What-ifs: the model prices the trace as recorded; then each kernel moves
+/// by the op model's ratio between the recorded and the asked GPU and batch
+/// (roofline physics with a learned utilisation, `tracecast ops`); idle
+/// gaps stay as recorded. A note says how much kernel time was moved by
+/// operator shapes and how much by kernel family and recorded time alone.
 ///   --gpu NAME        price the trace on another GPU (a hardware profile:
-///                     fixtures/hardware, e.g. H100, a100-sxm4-40gb, "Tesla T4")
+///                     fixtures/hardware, e.g. H100, a100-sxm4-40gb, "Tesla T4";
+///                     or a spec-sheet file in NeuSight's device_configs
+///                     JSON format)
 ///   --batch-size N    another batch size per GPU: the operators' FLOPs,
 ///                     bytes, first-input sizes and grids of the forward and
 ///                     backward passes scale by N / recorded batch (the
@@ -69,7 +77,8 @@ pub struct PredictArgs {
     /// Output directory (created).
     #[arg(long)]
     out: PathBuf,
-    /// Target GPU: a hardware profile's name, alias or file stem [default: the recorded GPU].
+    /// Target GPU: a hardware profile's name, alias, file stem or short name
+    /// (H100, V100: one profile must match), or a profile / spec-sheet file [default: the recorded GPU].
     #[arg(long)]
     gpu: Option<String>,
     /// Batch size per GPU to predict for [default: the recorded one].
@@ -95,6 +104,9 @@ pub struct PredictArgs {
     /// GPU type name in the throughput tables [default: the profile's name], e.g. A100 to match a cluster spec.
     #[arg(long)]
     gpu_type: Option<String>,
+    /// Op model for --gpu/--batch-size what-ifs [default: the built-in one, trained on NeuSight's public data].
+    #[arg(long, value_name = "FILE")]
+    op_model: Option<PathBuf>,
     /// Hardware profiles directory [default: the built-in catalog, fixtures/hardware].
     #[arg(long, value_name = "DIR")]
     hardware: Option<PathBuf>,
@@ -136,17 +148,17 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
         bail!("--gpus must list GPU counts of at least 1");
     }
     let model = Model::load(&args.model).with_context(|| format!("loading the model {}", args.model.display()))?;
-    let catalog = crate::hardware::catalog(args.hardware.as_deref())?;
-    let gpu = match &args.gpu {
-        Some(name) => Some(catalog.resolve(name).with_context(|| {
-            let known: Vec<String> = catalog.profiles().map(|(_, p)| p.name.clone()).collect();
-            format!(
-                "--gpu {name}: no hardware profile by that name; known: {}",
-                known.join(", ")
-            )
-        })?),
-        None => None,
+    let op_model = match &args.op_model {
+        Some(path) => OpModel::load(path)?,
+        None => shipped_model()?,
     };
+    let catalog = crate::hardware::catalog(args.hardware.as_deref())?;
+    let gpu = args
+        .gpu
+        .as_deref()
+        .map(|query| lookup_gpu(&catalog, query))
+        .transpose()
+        .context("--gpu")?;
     let mut labels = match &args.labels {
         Some(path) => Labels::load(path)?,
         None => Labels::default(),
@@ -199,10 +211,11 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
     }
     let request = PredictRequest {
         model: &model,
+        op_model: &op_model,
         table: &table,
         labels: &labels,
         catalog: &catalog,
-        gpu,
+        gpu: gpu.as_ref(),
         batch_size: args.batch_size,
         scaling: ScalingOptions {
             gpu_counts: args.gpus.clone(),

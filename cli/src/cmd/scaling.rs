@@ -48,11 +48,9 @@ pub struct ScalingArgs {
 pub fn run(args: ScalingArgs) -> anyhow::Result<ExitCode> {
     args.network.check()?;
     let catalog = crate::hardware::catalog(args.hardware.as_deref())?;
-    let profile = catalog
-        .resolve(&args.gpu)
-        .with_context(|| format!("--gpu {}: no hardware profile by that name", args.gpu))?;
+    let profile = tracecast_schemas::hardware::lookup_gpu(&catalog, &args.gpu).context("--gpu")?;
     let net = Interconnect::from_profile(
-        profile,
+        &profile,
         args.network.network_gbs,
         args.network.gpus_per_node,
         args.network.latency_us / 1e6,

@@ -14,6 +14,14 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+mod builtin;
+mod lookup;
+mod spec_sheet;
+
+pub use builtin::builtin_catalog;
+pub use lookup::{GpuLookupError, lookup_gpu};
+pub use spec_sheet::is_spec_sheet;
+
 /// Version of the hardware-profile file format. Bump it when a field is
 /// removed or changes meaning; adding an optional field does not.
 pub const FORMAT_VERSION: u32 = 1;
@@ -107,6 +115,10 @@ pub struct Compute {
     /// Non-tensor (vector) FP32.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_fp32_tflops: Option<Sourced<f64>>,
+    /// FP32 on matrix cores (AMD CDNA's MFMA); absent where FP32 matrix
+    /// products run on the vector units.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_fp32_matrix_tflops: Option<Sourced<f64>>,
     /// TF32 on tensor cores (NVIDIA Ampere and later; AMD CDNA 3 "TF32").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_tf32_tflops: Option<Sourced<f64>>,
@@ -248,7 +260,7 @@ pub enum HardwareError {
     Serialize { name: String, source: toml::ser::Error },
     #[error("{}: GPU name `{key}` is also claimed by {}", path.display(), other.display())]
     DuplicateName { path: PathBuf, other: PathBuf, key: String },
-    #[error("{}: no hardware profiles (*.toml) found", path.display())]
+    #[error("{}: no hardware profiles (*.toml) or spec sheets (*.json) found", path.display())]
     EmptyCatalog { path: PathBuf },
 }
 
@@ -269,13 +281,17 @@ impl FieldError {
 }
 
 impl HardwareProfile {
-    /// Read and validate one profile.
+    /// Read and validate one profile: a TOML profile, or a JSON spec sheet
+    /// in NeuSight's format (told apart by content).
     pub fn load(path: impl AsRef<Path>) -> Result<HardwareProfile, HardwareError> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|source| HardwareError::Read {
             path: path.to_path_buf(),
             source,
         })?;
+        if is_spec_sheet(&text) {
+            return Self::from_spec_sheet_json(&text, path);
+        }
         Self::from_toml_str(&text, path)
     }
 
@@ -378,6 +394,7 @@ impl HardwareProfile {
         check_float("compute.base_clock_mhz", &c.base_clock_mhz)?;
         check_float("compute.boost_clock_mhz", &c.boost_clock_mhz)?;
         check_float("compute.peak_fp32_tflops", &c.peak_fp32_tflops)?;
+        check_float("compute.peak_fp32_matrix_tflops", &c.peak_fp32_matrix_tflops)?;
         check_float("compute.peak_tf32_tflops", &c.peak_tf32_tflops)?;
         check_float("compute.peak_fp16_tflops", &c.peak_fp16_tflops)?;
         check_float("compute.peak_bf16_tflops", &c.peak_bf16_tflops)?;
@@ -537,7 +554,8 @@ pub struct Catalog {
 }
 
 impl Catalog {
-    /// Load every `*.toml` in `dir` (not recursive), in file-name order.
+    /// Load every `*.toml` profile and `*.json` spec sheet in `dir` (not
+    /// recursive), in file-name order.
     /// Fails on the first invalid file, and when two files claim one name.
     pub fn load_dir(dir: impl AsRef<Path>) -> Result<Catalog, HardwareError> {
         let dir = dir.as_ref();
@@ -548,7 +566,7 @@ impl Catalog {
         let mut paths = Vec::new();
         for entry in std::fs::read_dir(dir).map_err(read_err)? {
             let path = entry.map_err(read_err)?.path();
-            if path.extension().is_some_and(|e| e == "toml") && path.is_file() {
+            if path.extension().is_some_and(|e| e == "toml" || e == "json") && path.is_file() {
                 paths.push(path);
             }
         }

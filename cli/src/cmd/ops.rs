@@ -1,0 +1,193 @@
+//! `tracecast ops`: the per-operator model (physics + learned utilisation).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use tracecast_opmodel::{FitParams, PublicOptions, run_public, spec_sheets, sweep, train_public};
+
+use crate::progress::Ui;
+
+/// The per-operator model: an operator's time on any GPU from its work
+/// (FLOPs, bytes, GEMM tiling) and the GPU's spec sheet. Time = roofline
+/// time / utilisation; LightGBM learns the utilisation from measured
+/// operators on many GPUs, so a GPU never trained on is priced from its
+/// spec sheet alone. `predict --gpu` uses it to move a trace between GPUs
+/// and batch sizes; a model trained on NeuSight's public data ships built in.
+#[derive(Subcommand)]
+pub enum OpsCommand {
+    Train(TrainArgs),
+    Bench(BenchArgs),
+    Sweep(SweepArgs),
+}
+
+/// LightGBM settings shared by the subcommands.
+#[derive(Args, Clone)]
+pub struct FitArgs {
+    /// Boosting rounds.
+    #[arg(long, default_value_t = FitParams::default().num_iterations)]
+    num_iterations: u32,
+    /// Leaves per tree.
+    #[arg(long, default_value_t = FitParams::default().num_leaves)]
+    num_leaves: u32,
+    /// Threads (0: every core).
+    #[arg(long, default_value_t = 0)]
+    threads: u32,
+}
+
+impl FitArgs {
+    fn params(&self) -> FitParams {
+        FitParams {
+            num_iterations: self.num_iterations,
+            num_leaves: self.num_leaves,
+            num_threads: self.threads,
+            ..FitParams::default()
+        }
+    }
+}
+
+/// Fit an op model on a directory laid out like ../shared/public (its
+/// `neusight/` per-op latencies, per-node graph latencies and spec sheets).
+///
+/// Example:
+///   tracecast ops train --public ../shared/public --out opmodel.json
+#[derive(Args)]
+#[command(verbatim_doc_comment)]
+pub struct TrainArgs {
+    /// Directory with `neusight/` (per_op/train, label/, device_configs/).
+    #[arg(long)]
+    public: PathBuf,
+    /// Model file to write (JSON: the card and LightGBM's trees).
+    #[arg(long)]
+    out: PathBuf,
+    /// Leave these GPUs' measurements out (NeuSight folder names, e.g. Tesla_T4).
+    #[arg(long, value_delimiter = ',')]
+    holdout: Vec<String>,
+    #[command(flatten)]
+    fit: FitArgs,
+}
+
+/// Train on one public-layout directory, predict another, write the
+/// predictions, and score them where the evaluation directory still holds
+/// measured latencies. The evaluation directory's latencies are never read
+/// for predicting: only its shapes, graphs and spec sheets.
+///
+/// OUT gets neusight_perop.csv (every row of eval's neusight/per_op/test),
+/// neusight_e2e.csv (every label JSON under eval's neusight/label/<GPU>/),
+/// ets.csv (every ETS file under eval's ets/datasets/) and report.md.
+///
+/// Example (what bench/public.sh runs):
+///   tracecast ops bench --train ../shared/public --eval /data/eval --out out
+#[derive(Args)]
+#[command(verbatim_doc_comment)]
+pub struct BenchArgs {
+    #[arg(long)]
+    train: PathBuf,
+    #[arg(long)]
+    eval: PathBuf,
+    #[arg(long)]
+    out: PathBuf,
+    /// Leave these GPUs' measurements out of training (NeuSight folder names or ETS folders).
+    #[arg(long, value_delimiter = ',')]
+    holdout: Vec<String>,
+    /// Predict only these GPUs of the evaluation directory.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
+    /// Also save the fitted model here.
+    #[arg(long)]
+    save_model: Option<PathBuf>,
+    #[command(flatten)]
+    fit: FitArgs,
+}
+
+/// Leave-one-GPU-out on one public-layout directory: for every GPU, fit
+/// without its measurements, predict it from its spec sheet, score.
+///
+/// Example:
+///   tracecast ops sweep --public ../shared/public --out sweep
+#[derive(Args)]
+#[command(verbatim_doc_comment)]
+pub struct SweepArgs {
+    #[arg(long)]
+    public: PathBuf,
+    /// Output directory: one folder of predictions per held-out GPU, and sweep.md.
+    #[arg(long)]
+    out: PathBuf,
+    #[command(flatten)]
+    fit: FitArgs,
+}
+
+pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
+    match command {
+        OpsCommand::Train(args) => {
+            let gpus = spec_sheets(&[&args.public])?;
+            let spinner = ui.spinner("fitting the op model");
+            let (model, collected) = train_public(&args.public, &gpus, &args.holdout, &args.fit.params())?;
+            spinner.finish_and_clear();
+            model.save(&args.out)?;
+            for line in &model.card.trained_on {
+                println!("trained on {line}");
+            }
+            println!("GPUs: {}", model.card.trained_gpus.join(", "));
+            for s in collected.skipped.iter().take(10) {
+                eprintln!("note: skipped {s}");
+            }
+            println!("wrote {}", args.out.display());
+        }
+        OpsCommand::Bench(args) => {
+            let spinner = ui.spinner("fitting and predicting");
+            let run = run_public(&PublicOptions {
+                train: args.train.clone(),
+                eval: args.eval.clone(),
+                out: args.out.clone(),
+                params: args.fit.params(),
+                holdout: args.holdout.clone(),
+                only: args.only.clone(),
+            })?;
+            spinner.finish_and_clear();
+            if let Some(path) = &args.save_model {
+                run.model.save(path)?;
+            }
+            let report_path = args.out.join("report.md");
+            std::fs::write(&report_path, &run.report).with_context(|| format!("writing {}", report_path.display()))?;
+            println!(
+                "fitted on {} rows in {:.1} s; predicted {} operators in {:.2} s ({:.0} ops/s)",
+                run.model.card.rows,
+                run.fit_seconds,
+                run.evaluation.ops_predicted,
+                run.evaluation.predict_seconds,
+                run.evaluation.ops_predicted as f64 / run.evaluation.predict_seconds.max(1e-9)
+            );
+            println!(
+                "prediction speed: {} operators in one call in {:.2} s ({:.2} M ops/s)",
+                run.speed.0,
+                run.speed.1,
+                run.speed.0 as f64 / run.speed.1.max(1e-9) / 1e6
+            );
+            print!("{}", run.report);
+            for note in run.evaluation.notes.iter().take(20) {
+                eprintln!("note: {note}");
+            }
+            println!("wrote {}:", args.out.display());
+            for f in run.evaluation.files.iter().chain([&report_path]) {
+                println!("  {}", f.display());
+            }
+        }
+        OpsCommand::Sweep(args) => {
+            let bar = ui.spinner("leave-one-GPU-out");
+            let result = sweep(&args.public, &args.out, &args.fit.params(), &|unit| {
+                bar.set_message(format!("leave-one-GPU-out: holding out {unit}"));
+            })?;
+            bar.finish_and_clear();
+            let path = args.out.join("sweep.md");
+            std::fs::write(&path, &result.report).with_context(|| format!("writing {}", path.display()))?;
+            for (unit, seconds, ops) in &result.runs {
+                println!("held out {unit}: fit {seconds:.1} s, {ops} operators predicted");
+            }
+            print!("{}", result.report);
+            println!("wrote {}", path.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

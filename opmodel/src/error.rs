@@ -1,0 +1,28 @@
+use std::path::PathBuf;
+
+/// Errors of the op-model stage; each names the file or GPU it concerns.
+#[derive(Debug, thiserror::Error)]
+pub enum OpModelError {
+    #[error("{}: cannot read: {source}", path.display())]
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{}: cannot write: {source}", path.display())]
+    Write { path: PathBuf, source: std::io::Error },
+    #[error("{}: {reason}", path.display())]
+    Parse { path: PathBuf, reason: String },
+    #[error("{}: {reason}", path.display())]
+    Model { path: PathBuf, reason: String },
+    #[error("GPU `{gpu}`: {reason}")]
+    Spec { gpu: String, reason: String },
+    #[error("{}: {reason}", path.display())]
+    Layout { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Hardware(#[from] tracecast_schemas::hardware::HardwareError),
+    #[error("LightGBM: {0}")]
+    LightGbm(String),
+}
+
+impl From<lightgbm3::Error> for OpModelError {
+    fn from(e: lightgbm3::Error) -> Self {
+        OpModelError::LightGbm(e.to_string())
+    }
+}

@@ -1,0 +1,313 @@
+//! Predictions for an evaluation directory laid out like `../shared/public`:
+//! every NeuSight per-op test row, every end-to-end label, every ETS file.
+//! Latencies in it are never read for predicting; where present they are
+//! only compared with the predictions afterwards.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::OpModelError;
+use crate::collect::GpuTable;
+use crate::ets;
+use crate::graph::{Node, has_backward, read_graph};
+use crate::model::OpModel;
+use crate::neusight::{Label, read_labels, read_per_op};
+use crate::work::OpWork;
+
+/// One prediction, with the measurement where the evaluation set kept it.
+#[derive(Clone, Debug)]
+pub struct Scored {
+    /// `perop`, `e2e` or `ets`.
+    pub set: &'static str,
+    pub gpu: String,
+    /// Op kind (per-op), `train`/`inf` plus model (e2e), model (ETS).
+    pub group: String,
+    /// `fusion`, `dp4`, ... for e2e labels with an option; else empty.
+    pub option: String,
+    pub predicted_ms: f64,
+    pub measured_ms: Option<f64>,
+    /// Where the prediction came from, for the report: a file and row.
+    pub what: String,
+}
+
+pub struct Evaluation {
+    pub scored: Vec<Scored>,
+    pub files: Vec<PathBuf>,
+    /// What could not be predicted, and why.
+    pub notes: Vec<String>,
+    pub ops_predicted: usize,
+    pub predict_seconds: f64,
+}
+
+/// Shape columns of every per-op layout, in one header.
+const PER_OP_SHAPES: [&str; 12] = [
+    "B",
+    "M",
+    "N",
+    "K",
+    "H",
+    "Input_Channel",
+    "Output_Channel",
+    "Kernel_Szie",
+    "Input_Size",
+    "Stride",
+    "Padding",
+    "large",
+];
+
+fn create(path: &Path) -> Result<std::io::BufWriter<std::fs::File>, OpModelError> {
+    std::fs::File::create(path)
+        .map(std::io::BufWriter::new)
+        .map_err(|source| OpModelError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
+}
+
+fn write_err(path: &Path) -> impl Fn(std::io::Error) -> OpModelError + '_ {
+    move |source| OpModelError::Write {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn csv_cell(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// `only`: predict and report only these GPUs (all when empty).
+pub fn evaluate(
+    model: &OpModel,
+    calibration: &ets::EtsCalibration,
+    train: &Path,
+    eval: &Path,
+    gpus: &GpuTable,
+    out: &Path,
+    only: &[String],
+) -> Result<Evaluation, OpModelError> {
+    std::fs::create_dir_all(out).map_err(write_err(out))?;
+    let started = std::time::Instant::now();
+    let wanted = |gpu: &str| only.is_empty() || only.iter().any(|g| g == gpu);
+    let mut ev = Evaluation {
+        scored: Vec::new(),
+        files: Vec::new(),
+        notes: Vec::new(),
+        ops_predicted: 0,
+        predict_seconds: 0.0,
+    };
+    per_op(model, eval, gpus, out, &wanted, &mut ev)?;
+    end_to_end(model, train, eval, gpus, out, &wanted, &mut ev)?;
+    ets::predict_dir(model, calibration, eval, gpus, out, &wanted, &mut ev)?;
+    ev.predict_seconds = started.elapsed().as_secs_f64();
+    Ok(ev)
+}
+
+fn per_op(
+    model: &OpModel,
+    eval: &Path,
+    gpus: &GpuTable,
+    out: &Path,
+    wanted: &dyn Fn(&str) -> bool,
+    ev: &mut Evaluation,
+) -> Result<(), OpModelError> {
+    let dir = eval.join("neusight/per_op/test");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect())
+        .unwrap_or_default();
+    files.sort();
+    let path = out.join("neusight_perop.csv");
+    let mut w = create(&path)?;
+    writeln!(w, "file,gpu,op,{},predicted_ms", PER_OP_SHAPES.join(",")).map_err(write_err(&path))?;
+    for file in files {
+        let (table, rows) = read_per_op(&file, None)?;
+        let name = file
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_string();
+        let mut pairs = Vec::new();
+        let mut kept = Vec::new();
+        for (i, row) in rows.iter().enumerate() {
+            if !wanted(&row.gpu) {
+                continue;
+            }
+            match gpus.spec(&row.gpu) {
+                Some(spec) => {
+                    pairs.push((row.work, spec));
+                    kept.push(i);
+                }
+                None => ev
+                    .notes
+                    .push(format!("{name} line {}: no spec sheet for GPU {}", i + 2, row.gpu)),
+            }
+        }
+        let predicted = model.predict_us(&pairs)?;
+        ev.ops_predicted += predicted.len();
+        let kind = name.trim_end_matches(".gz").trim_end_matches(".csv").to_string();
+        for (&i, us) in kept.iter().zip(&predicted) {
+            let row = &rows[i];
+            let shapes: Vec<String> = PER_OP_SHAPES.iter().map(|c| csv_cell(table.get(i, c))).collect();
+            writeln!(
+                w,
+                "{},{},{},{},{:.6}",
+                csv_cell(&name),
+                csv_cell(&row.gpu),
+                csv_cell(&row.op),
+                shapes.join(","),
+                us / 1e3
+            )
+            .map_err(write_err(&path))?;
+            ev.scored.push(Scored {
+                set: "perop",
+                gpu: row.gpu.clone(),
+                group: kind.clone(),
+                option: String::new(),
+                predicted_ms: us / 1e3,
+                measured_ms: row.latency_ms,
+                what: format!("{name}:{}", i + 2),
+            });
+        }
+    }
+    w.flush().map_err(write_err(&path))?;
+    ev.files.push(path);
+    Ok(())
+}
+
+/// Graph files by configuration stem (`bert_large-train-512-8`): the
+/// evaluation set's own first, then the training set's (shapes do not depend
+/// on the GPU).
+fn graph_index(train: &Path, eval: &Path) -> BTreeMap<String, PathBuf> {
+    let mut index = BTreeMap::new();
+    for root in [train, eval] {
+        let Ok(dirs) = std::fs::read_dir(root.join("neusight/label")) else {
+            continue;
+        };
+        for dir in dirs.flatten() {
+            let Ok(files) = std::fs::read_dir(dir.path()) else {
+                continue;
+            };
+            for f in files.flatten() {
+                let p = f.path();
+                if let Some(stem) = p
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| n.strip_suffix(".csv.gz"))
+                {
+                    index.insert(stem.to_string(), p);
+                }
+            }
+        }
+    }
+    index
+}
+
+/// The works of a graph's nodes, each with how many times the full model
+/// runs it (`num_layer` for the repeated layer, else 1). Nodes that launch
+/// nothing cost nothing in a real run (timed alone, each shows ~10 µs of
+/// host time that a running model hides).
+pub fn graph_works(nodes: &[Node], num_layer: f64, training: bool) -> Vec<(OpWork, f64)> {
+    let mut works = Vec::with_capacity(nodes.len() * 2);
+    for n in nodes.iter().filter(|n| n.work.kind != crate::work::OpKind::NoWork) {
+        let times = if n.in_layer { num_layer } else { 1.0 };
+        works.push((n.work, times));
+        if training && has_backward(n) {
+            works.push((n.work.backward(), times));
+        }
+    }
+    works
+}
+
+fn end_to_end(
+    model: &OpModel,
+    train: &Path,
+    eval: &Path,
+    gpus: &GpuTable,
+    out: &Path,
+    wanted: &dyn Fn(&str) -> bool,
+    ev: &mut Evaluation,
+) -> Result<(), OpModelError> {
+    let labels: Vec<Label> = read_labels(&eval.join("neusight"))?
+        .into_iter()
+        .filter(|l| wanted(&l.gpu))
+        .collect();
+    let graphs = graph_index(train, eval);
+    let path = out.join("neusight_e2e.csv");
+    let mut w = create(&path)?;
+    writeln!(w, "gpu,model,mode,seqlen,batch,option,predicted_ms").map_err(write_err(&path))?;
+    let mut cache: BTreeMap<(PathBuf, bool), Vec<Node>> = BTreeMap::new();
+    for label in &labels {
+        let predicted = match graph_for(label, &graphs, gpus) {
+            Ok((graph, spec, num_layer)) => {
+                let training = label.mode == "train";
+                let key = (graph, training);
+                if !cache.contains_key(&key) {
+                    let nodes = read_graph(&key.0, training)?;
+                    cache.insert(key.clone(), nodes);
+                }
+                let works = graph_works(&cache[&key], num_layer, training);
+                let pairs: Vec<(OpWork, &_)> = works.iter().map(|(wk, _)| (*wk, spec)).collect();
+                let us = model.predict_us(&pairs)?;
+                ev.ops_predicted += us.len();
+                Some(us.iter().zip(&works).map(|(t, (_, times))| t * times).sum::<f64>() / 1e3)
+            }
+            Err(reason) => {
+                ev.notes
+                    .push(format!("{}: not predicted: {reason}", label.path.display()));
+                None
+            }
+        };
+        writeln!(
+            w,
+            "{},{},{},{},{},{},{}",
+            csv_cell(&label.gpu),
+            csv_cell(&label.model),
+            label.mode,
+            label.seqlen,
+            label.batch,
+            csv_cell(&label.option),
+            predicted.map_or(String::new(), |ms| format!("{ms:.6}"))
+        )
+        .map_err(write_err(&path))?;
+        if let Some(ms) = predicted {
+            ev.scored.push(Scored {
+                set: "e2e",
+                gpu: label.gpu.clone(),
+                group: format!("{} {}", label.mode, label.model),
+                option: label.option.clone(),
+                predicted_ms: ms,
+                measured_ms: label.measured_ms(),
+                what: label.path.display().to_string(),
+            });
+        }
+    }
+    w.flush().map_err(write_err(&path))?;
+    ev.files.push(path);
+    Ok(())
+}
+
+/// A label's graph, GPU and layer count, or why it cannot be predicted.
+fn graph_for<'a>(
+    label: &Label,
+    graphs: &BTreeMap<String, PathBuf>,
+    gpus: &'a GpuTable,
+) -> Result<(PathBuf, &'a crate::GpuSpec, f64), String> {
+    let spec = gpus
+        .spec(&label.gpu)
+        .ok_or_else(|| format!("no spec sheet for GPU {}", label.gpu))?;
+    let num_layer = label.num_layer.ok_or("its `num_layer` is null")?;
+    let beside = label.graph_path();
+    let graph = if beside.is_file() {
+        beside
+    } else {
+        graphs
+            .get(&label.config_stem())
+            .cloned()
+            .ok_or_else(|| format!("no per-node graph for {} in either directory", label.config_stem()))?
+    };
+    Ok((graph, spec, num_layer))
+}

@@ -1,0 +1,78 @@
+//! The GPU figures the physics needs, from a hardware profile or spec sheet.
+
+use serde::{Deserialize, Serialize};
+use tracecast_schemas::hardware::HardwareProfile;
+
+use crate::OpModelError;
+
+/// Peak rates and sizes of one GPU.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GpuSpec {
+    pub name: String,
+    /// Dense FP32 (non-tensor) FLOP/s.
+    pub peak_fp32_flops: f64,
+    /// FP32 matrix-core FLOP/s (AMD MFMA), where GEMMs have such a path.
+    pub peak_fp32_matrix_flops: Option<f64>,
+    /// Dense 16-bit tensor-core FLOP/s, when the profile gives it.
+    pub peak_half_flops: Option<f64>,
+    /// Memory bandwidth, bytes/s.
+    pub bandwidth: f64,
+    /// SMs (compute units); NaN when the profile does not say.
+    pub sm_count: f64,
+    /// L2 bytes; 0 when unknown.
+    pub l2_bytes: f64,
+}
+
+impl GpuSpec {
+    /// The figures of a profile; it must give the FP32 peak and the bandwidth.
+    pub fn from_profile(p: &HardwareProfile) -> Result<GpuSpec, OpModelError> {
+        let missing = |what: &str| OpModelError::Spec {
+            gpu: p.name.clone(),
+            reason: format!("the profile gives no {what}"),
+        };
+        let dies = f64::from(p.devices_per_package.unwrap_or(1));
+        Ok(GpuSpec {
+            name: p.name.clone(),
+            peak_fp32_flops: p.peak_fp32_flops().ok_or_else(|| missing("peak FP32 rate"))? / dies,
+            peak_fp32_matrix_flops: p
+                .compute
+                .peak_fp32_matrix_tflops
+                .as_ref()
+                .map(|s| s.value * 1e12 / dies),
+            peak_half_flops: p
+                .peak_bf16_flops()
+                .or_else(|| p.compute.peak_fp16_tflops.as_ref().map(|s| s.value * 1e12))
+                .map(|f| f / dies),
+            bandwidth: p
+                .memory_bandwidth_bytes_per_s()
+                .ok_or_else(|| missing("memory bandwidth"))?
+                / dies,
+            // Some datasheets (H200, B200) state no SM count: the inputs that
+            // need it are then missing, which the model is fitted to handle.
+            sm_count: p
+                .compute
+                .sm_count
+                .as_ref()
+                .map_or(f64::NAN, |s| f64::from(s.value) / dies),
+            l2_bytes: p.l2_bytes().unwrap_or(0.0) / dies,
+        })
+    }
+
+    /// The peak rate for elements of `dtype_bytes`: 16-bit math runs on
+    /// tensor cores where the GPU has them.
+    pub fn peak_flops(&self, dtype_bytes: f64) -> f64 {
+        match self.peak_half_flops {
+            Some(half) if dtype_bytes <= 2.0 => half,
+            _ => self.peak_fp32_flops,
+        }
+    }
+
+    /// The peak rate of a matrix product: FP32 GEMMs use matrix cores where
+    /// the GPU has an FP32 path through them.
+    pub fn peak_gemm_flops(&self, dtype_bytes: f64) -> f64 {
+        match self.peak_fp32_matrix_flops {
+            Some(mm) if dtype_bytes > 2.0 => mm,
+            _ => self.peak_flops(dtype_bytes),
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! NeuSight's per-node FX graphs: one transformer layer plus the layers
+//! around it, one row per node with its shapes (and, where measured, its
+//! forward and backward latency). Each node becomes the work it launches;
+//! the full model is the graph with its layer repeated `num_layer` times.
+
+use std::path::Path;
+
+use crate::OpModelError;
+use crate::csvio::CsvTable;
+use crate::work::{EwFunc, OpKind, OpWork};
+
+/// One graph node as work.
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub name: String,
+    pub work: OpWork,
+    /// In the repeated transformer layer (layer 0 of the graph).
+    pub in_layer: bool,
+    /// Measured forward latency, ms.
+    pub fw_ms: Option<f64>,
+    /// Measured backward plus gradient-accumulation latency, ms.
+    pub bw_ms: Option<f64>,
+}
+
+/// A tensor shape list as FX writes it: `[[16, 512], [1]]`, `(16, 512)`, `[]`.
+fn parse_shapes(text: &str) -> Vec<Vec<f64>> {
+    let mut shapes = Vec::new();
+    let mut depth = 0;
+    let mut current: Option<Vec<f64>> = None;
+    let mut number = String::new();
+    let inner_depth = if text.trim_start().starts_with("[[") { 2 } else { 1 };
+    for ch in text.chars() {
+        match ch {
+            '[' | '(' => {
+                depth += 1;
+                if depth == inner_depth {
+                    current = Some(Vec::new());
+                }
+            }
+            ']' | ')' => {
+                if let Some(c) = current.as_mut()
+                    && let Ok(v) = number.trim().parse::<f64>()
+                {
+                    c.push(v);
+                }
+                number.clear();
+                if depth == inner_depth
+                    && let Some(c) = current.take()
+                {
+                    shapes.push(c);
+                }
+                depth -= 1;
+            }
+            ',' => {
+                if let Some(c) = current.as_mut()
+                    && let Ok(v) = number.trim().parse::<f64>()
+                {
+                    c.push(v);
+                }
+                number.clear();
+            }
+            _ if depth == inner_depth => number.push(ch),
+            _ => {}
+        }
+    }
+    shapes
+}
+
+fn numel(shape: &[f64]) -> f64 {
+    shape.iter().product()
+}
+
+/// Whether the node's module stack places it in the graph's first
+/// transformer layer (`...layer.0`, `transformer.h.0`, `...layers.0`, `block.0`).
+fn in_first_layer(meta: &str, target: &str) -> bool {
+    const MARKERS: [&str; 4] = [".layer.0", ".h.0", ".layers.0", ".block.0"];
+    let hit = |text: &str| {
+        MARKERS.iter().any(|m| {
+            text.match_indices(m).any(|(i, _)| {
+                matches!(
+                    text[i + m.len()..].chars().next(),
+                    None | Some('.') | Some('\'') | Some('"')
+                )
+            })
+        })
+    };
+    hit(meta) || hit(&format!(".{target}"))
+}
+
+/// The module class of a `call_module` node: the last class in its stack.
+fn module_class(meta: &str) -> &str {
+    meta.rsplit("<class '")
+        .next()
+        .and_then(|s| s.split('\'').next())
+        .and_then(|s| s.rsplit('.').next())
+        .unwrap_or("")
+}
+
+/// The work of one node. `training`: dropout does work (in inference it is
+/// the identity).
+fn node_work(op: &str, target: &str, meta: &str, inputs: &[Vec<f64>], output: &[f64], training: bool) -> OpWork {
+    let out_n = numel(output);
+    let first = inputs.first().map(Vec::as_slice).unwrap_or(&[]);
+    let tensor_inputs = inputs.iter().filter(|s| numel(s) > 1.0).count() as f64;
+    let elementwise = |func: EwFunc| {
+        if out_n > 1.0 {
+            OpWork::elementwise(func, out_n, tensor_inputs.max(1.0))
+        } else {
+            OpWork::no_work()
+        }
+    };
+    let linear = |inner: f64, cols: f64| {
+        let rows = if cols > 0.0 { out_n / cols } else { 0.0 };
+        if rows >= 1.0 && inner >= 1.0 {
+            OpWork::linear(1.0, rows, inner, cols)
+        } else {
+            OpWork::no_work()
+        }
+    };
+    let name = target.to_ascii_lowercase();
+    match op {
+        "call_module" => match module_class(meta) {
+            "Linear" | "Conv1D" => linear(
+                first.last().copied().unwrap_or(0.0),
+                output.last().copied().unwrap_or(0.0),
+            ),
+            "LayerNorm" => OpWork::layer_norm(out_n, output.last().copied().unwrap_or(1.0)),
+            "Embedding" => OpWork::gather(out_n, numel(first)),
+            "Dropout" if training => elementwise(EwFunc::Dropout),
+            "Dropout" => OpWork::no_work(),
+            class => elementwise(EwFunc::from_name(class)),
+        },
+        "call_function" | "call_method" => {
+            if name.contains("addmm") && inputs.len() >= 3 {
+                let (a, b) = (&inputs[1], &inputs[2]);
+                let mut w = OpWork::gemm(
+                    1.0,
+                    a.first().copied().unwrap_or(1.0),
+                    a.last().copied().unwrap_or(1.0),
+                    b.last().copied().unwrap_or(1.0),
+                    4.0,
+                );
+                w.bytes += 4.0 * numel(&inputs[0]);
+                w
+            } else if name.contains("matmul") || name.contains("bmm") {
+                matmul(inputs, output)
+            } else if name.contains("softmax") {
+                OpWork::softmax(out_n, output.last().copied().unwrap_or(1.0))
+            } else if name.contains("layer_norm") {
+                OpWork::layer_norm(out_n, output.last().copied().unwrap_or(1.0))
+            } else if name.contains("embedding") {
+                OpWork::gather(out_n, numel(first))
+            } else if name.contains("dropout") {
+                if training {
+                    elementwise(EwFunc::Dropout)
+                } else {
+                    OpWork::no_work()
+                }
+            } else if [
+                "contiguous",
+                "to",
+                "type",
+                "type_as",
+                "float",
+                "long",
+                "bool",
+                "half",
+                "clone",
+            ]
+            .iter()
+            .any(|m| name == *m)
+            {
+                if out_n > 1.0 {
+                    OpWork::copy(out_n)
+                } else {
+                    OpWork::no_work()
+                }
+            } else if ["cumsum", "max", "sum", "mean", "min"].iter().any(|m| name.contains(m)) {
+                if out_n > 1.0 || numel(first) > 1.0 {
+                    OpWork::reduction(numel(first), out_n)
+                } else {
+                    OpWork::no_work()
+                }
+            } else if ["full", "ones", "zeros", "arange", "tensor"]
+                .iter()
+                .any(|m| name.contains(m))
+            {
+                if out_n > 1.0 {
+                    OpWork::elementwise(EwFunc::Other, out_n, 0.0)
+                } else {
+                    OpWork::no_work()
+                }
+            } else if [
+                "add",
+                "sub",
+                "mul",
+                "truediv",
+                "div",
+                "pow",
+                "gelu",
+                "tanh",
+                "relu",
+                "where",
+                "masked_fill",
+                "gt",
+                "lt",
+                "eq",
+                "ne",
+                "neg",
+                "rsqrt",
+                "sqrt",
+                "exp",
+            ]
+            .iter()
+            .any(|m| name.contains(m))
+            {
+                elementwise(EwFunc::from_name(&name))
+            } else {
+                // view, size, getitem, permute, transpose, expand, reshape, split, dim, getattr, finfo ...
+                OpWork::no_work()
+            }
+        }
+        _ => OpWork::no_work(),
+    }
+}
+
+/// `matmul`/`bmm` of `[..., m, n] x [..., n, k]`; a 2-D right operand is a
+/// weight shared by every row of the left one.
+fn matmul(inputs: &[Vec<f64>], output: &[f64]) -> OpWork {
+    let (Some(a), Some(b)) = (inputs.first(), inputs.get(1)) else {
+        return OpWork::no_work();
+    };
+    if a.len() < 2 || b.len() < 2 {
+        return OpWork::no_work();
+    }
+    let (m, n, k) = (a[a.len() - 2], a[a.len() - 1], b[b.len() - 1]);
+    if b.len() == 2 {
+        return OpWork::gemm(1.0, numel(&a[..a.len() - 1]), n, k, 4.0);
+    }
+    let batch = numel(&output[..output.len().saturating_sub(2)]).max(1.0);
+    OpWork::gemm(batch, m, n, k, 4.0)
+}
+
+/// The nodes of one graph CSV that launch or are timed (placeholders,
+/// attributes and the output node are neither).
+pub fn read_graph(path: &Path, training: bool) -> Result<Vec<Node>, OpModelError> {
+    let table = CsvTable::read(path)?;
+    for column in ["op", "target", "input_shapes", "output_shape"] {
+        if !table.has(column) {
+            return Err(OpModelError::Parse {
+                path: path.to_path_buf(),
+                reason: format!("no `{column}` column: not a NeuSight per-node graph"),
+            });
+        }
+    }
+    let mut nodes = Vec::new();
+    for i in 0..table.rows.len() {
+        let op = table.get(i, "op");
+        if !matches!(op, "call_module" | "call_function" | "call_method") {
+            continue;
+        }
+        let target = table.get(i, "target");
+        let meta = table.get(i, "meta");
+        let inputs = parse_shapes(table.get(i, "input_shapes"));
+        let output = parse_shapes(table.get(i, "output_shape"))
+            .into_iter()
+            .next()
+            .unwrap_or_default();
+        let work = node_work(op, target, meta, &inputs, &output, training);
+        let bw = match (table.number(i, "bw_latency"), table.number(i, "acc_latency")) {
+            (None, None) => None,
+            (b, a) => Some(b.unwrap_or(0.0) + a.unwrap_or(0.0)),
+        };
+        nodes.push(Node {
+            name: table.get(i, "Name").to_string(),
+            work,
+            in_layer: in_first_layer(meta, target),
+            fw_ms: table.number(i, "fw_latency"),
+            bw_ms: bw,
+        });
+    }
+    Ok(nodes)
+}
+
+/// Whether a node has a backward pass worth pricing: work-free nodes and
+/// integer bookkeeping have none.
+pub fn has_backward(node: &Node) -> bool {
+    !matches!(node.work.kind, OpKind::NoWork)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shapes_parse() {
+        assert_eq!(parse_shapes("[[16, 512], [1]]"), vec![vec![16.0, 512.0], vec![1.0]]);
+        assert_eq!(parse_shapes("(16, 512)"), vec![vec![16.0, 512.0]]);
+        assert_eq!(parse_shapes("(1,)"), vec![vec![1.0]]);
+        assert!(parse_shapes("[]").is_empty());
+    }
+
+    #[test]
+    fn layer_membership() {
+        let meta = "{'nn_module_stack': OrderedDict([('bert.encoder.layer.0', <class 'x.BertLayer'>)])}";
+        assert!(in_first_layer(meta, "add"));
+        assert!(!in_first_layer("('bert.encoder.layer.10', <class 'x'>)", "add"));
+        assert!(in_first_layer("", "transformer.h.0.attn.c_attn"));
+        assert!(!in_first_layer("('transformer.h', <class 'x'>)", "lm_head"));
+    }
+
+    #[test]
+    fn linear_and_matmul_nodes() {
+        let meta = "OrderedDict([('q', <class 'torch.nn.modules.linear.Linear'>)])";
+        let w = node_work(
+            "call_module",
+            "q",
+            meta,
+            &[vec![16.0, 512.0, 1024.0]],
+            &[16.0, 512.0, 4096.0],
+            false,
+        );
+        assert_eq!(w.kind, OpKind::Gemm);
+        assert_eq!(w.flops, 2.0 * 16.0 * 512.0 * 1024.0 * 4096.0);
+        let m = node_work(
+            "call_function",
+            "<built-in method matmul of type object at 0x1>",
+            "",
+            &[vec![2.0, 16.0, 512.0, 64.0], vec![2.0, 16.0, 64.0, 512.0]],
+            &[2.0, 16.0, 512.0, 512.0],
+            false,
+        );
+        assert_eq!(m.gemm.unwrap().batch, 32.0);
+        assert_eq!(m.flops, 2.0 * 32.0 * 512.0 * 64.0 * 512.0);
+        let view = node_work("call_method", "view", "", &[vec![2.0, 3.0]], &[6.0], false);
+        assert_eq!(view.kind, OpKind::NoWork);
+        let drop = node_work(
+            "call_module",
+            "d",
+            "<class 'torch.nn.modules.dropout.Dropout'>",
+            &[vec![8.0, 8.0]],
+            &[8.0, 8.0],
+            false,
+        );
+        assert_eq!(drop.kind, OpKind::NoWork);
+    }
+}

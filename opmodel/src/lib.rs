@@ -1,0 +1,137 @@
+//! The op-model stage: an operator's time on any GPU from its work and the
+//! GPU's spec sheet (roofline physics; LightGBM learns the utilisation),
+//! trained on public measurements (NeuSight, ETS) and used to price traces
+//! on other GPUs and batch sizes.
+
+mod collect;
+mod csvio;
+mod error;
+pub mod ets;
+mod evaluate;
+pub mod features;
+pub mod gpu;
+pub mod graph;
+mod model;
+pub mod neusight;
+mod report;
+mod shipped;
+mod sweep;
+pub mod work;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+pub use collect::{Collected, GpuTable};
+pub use error::OpModelError;
+pub use evaluate::{Evaluation, Scored};
+pub use gpu::GpuSpec;
+pub use model::{FitParams, MODEL_FORMAT, MODEL_VERSION, ModelCard, OpModel, Sample};
+pub use shipped::shipped_model;
+pub use sweep::{SweepResult, sweep};
+pub use work::{EwFunc, OpKind, OpWork, Pass};
+
+/// The spec sheets of both directories' `neusight/device_configs`.
+pub fn spec_sheets(dirs: &[&Path]) -> Result<GpuTable, OpModelError> {
+    let mut all: BTreeMap<String, GpuSpec> = BTreeMap::new();
+    for dir in dirs {
+        for (k, v) in neusight::read_spec_sheets(&dir.join("neusight"))? {
+            all.entry(k).or_insert(v);
+        }
+    }
+    Ok(GpuTable::from_map(&all))
+}
+
+/// A model fitted on the measurements under `root` (a directory laid out
+/// like `../shared/public`), leaving out the GPUs in `holdout`.
+pub fn train_public(
+    root: &Path,
+    gpus: &GpuTable,
+    holdout: &[String],
+    params: &FitParams,
+) -> Result<(OpModel, Collected), OpModelError> {
+    let holdout: BTreeSet<String> = holdout.iter().cloned().collect();
+    let collected = collect::collect(root, gpus, &holdout)?;
+    let mut sources = collected.sources.clone();
+    if !holdout.is_empty() {
+        sources.push(format!(
+            "held out: {}",
+            holdout.iter().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let model = OpModel::fit(&collected.samples, &gpus.specs, params, sources)?;
+    Ok((model, collected))
+}
+
+/// One run of the public benchmark: what it predicted, wrote and scored.
+pub struct PublicRun {
+    pub model: OpModel,
+    pub collected: Collected,
+    pub evaluation: Evaluation,
+    pub fit_seconds: f64,
+    /// Operators predicted in one call, and the seconds it took.
+    pub speed: (usize, f64),
+    /// Markdown error tables (where the evaluation set kept measurements).
+    pub report: String,
+}
+
+pub struct PublicOptions {
+    pub train: PathBuf,
+    pub eval: PathBuf,
+    pub out: PathBuf,
+    pub params: FitParams,
+    /// GPUs (NeuSight keys, ETS folders) whose measurements are not trained on.
+    pub holdout: Vec<String>,
+    /// Predict only these GPUs of the evaluation set (all when empty).
+    pub only: Vec<String>,
+}
+
+/// Train on `train`, predict everything in `eval`, write the prediction
+/// files into `out`, and score them where `eval` holds measurements.
+pub fn run_public(opts: &PublicOptions) -> Result<PublicRun, OpModelError> {
+    let gpus = spec_sheets(&[&opts.train, &opts.eval])?;
+    let started = Instant::now();
+    let (model, collected) = train_public(&opts.train, &gpus, &opts.holdout, &opts.params)?;
+    let fit_seconds = started.elapsed().as_secs_f64();
+    let calibration = ets::calibrate(&model, &opts.train, &gpus, &opts.holdout)?;
+    let evaluation = evaluate::evaluate(
+        &model,
+        &calibration,
+        &opts.train,
+        &opts.eval,
+        &gpus,
+        &opts.out,
+        &opts.only,
+    )?;
+    let report = report::markdown(&evaluation.scored, &[&opts.eval, &opts.train]);
+    let speed = speed(&model, &collected, &gpus)?;
+    Ok(PublicRun {
+        model,
+        collected,
+        evaluation,
+        fit_seconds,
+        speed,
+        report,
+    })
+}
+
+/// Operators in the speed measurement.
+const SPEED_OPS: usize = 1_000_000;
+
+/// Prediction speed: the training operators, repeated to a million, priced
+/// in one call (building the inputs included).
+fn speed(model: &OpModel, collected: &Collected, gpus: &GpuTable) -> Result<(usize, f64), OpModelError> {
+    if collected.samples.is_empty() {
+        return Ok((0, 0.0));
+    }
+    let pairs: Vec<(OpWork, &GpuSpec)> = collected
+        .samples
+        .iter()
+        .cycle()
+        .take(SPEED_OPS)
+        .map(|s| (s.work, &gpus.specs[s.gpu]))
+        .collect();
+    let started = Instant::now();
+    let predicted = model.predict_us(&pairs)?;
+    Ok((predicted.len(), started.elapsed().as_secs_f64()))
+}

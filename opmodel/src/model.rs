@@ -1,0 +1,269 @@
+//! The per-operator model: time = roofline time / utilisation, with LightGBM
+//! learning ln(1 / utilisation) = ln(measured / roofline) from measurements
+//! on many GPUs. The roofline carries a prediction to a GPU the model never
+//! saw; the learned part only says how far below peak this kind of work,
+//! at this size and tiling, runs.
+
+use std::path::Path;
+use std::time::Instant;
+
+use lightgbm3::{Booster, Dataset};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::OpModelError;
+use crate::features::{INPUT_NAMES, INPUTS_VERSION, push_inputs, roofline_us};
+use crate::gpu::GpuSpec;
+use crate::work::OpWork;
+
+/// `format` of an op-model file.
+pub const MODEL_FORMAT: &str = "tracecast.opmodel";
+/// Version of the op-model file format (schemas/FORMATS.md, "Op model").
+pub const MODEL_VERSION: u32 = 1;
+
+/// Every how many samples one is repeated with a partial spec sheet.
+const PARTIAL_SPEC_EVERY: usize = 4;
+
+/// One measured operator: its work, the GPU (an index into the GPU list) and its time.
+#[derive(Clone, Debug)]
+pub struct Sample {
+    pub work: OpWork,
+    pub gpu: usize,
+    pub measured_us: f64,
+    /// Relative weight in the fit (1 for most rows).
+    pub weight: f32,
+}
+
+/// LightGBM settings of the fit.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct FitParams {
+    pub num_iterations: u32,
+    pub learning_rate: f64,
+    pub num_leaves: u32,
+    pub min_data_in_leaf: u32,
+    pub feature_fraction: f64,
+    pub lambda_l2: f64,
+    /// 0: all cores.
+    pub num_threads: u32,
+    pub seed: u64,
+}
+
+impl Default for FitParams {
+    fn default() -> Self {
+        FitParams {
+            num_iterations: 400,
+            learning_rate: 0.05,
+            num_leaves: 63,
+            min_data_in_leaf: 20,
+            feature_fraction: 0.9,
+            lambda_l2: 1.0,
+            num_threads: 0,
+            seed: 7,
+        }
+    }
+}
+
+impl FitParams {
+    fn lightgbm(&self) -> serde_json::Value {
+        let mut p = serde_json::json!({
+            "objective": "regression",
+            "num_iterations": self.num_iterations,
+            "learning_rate": self.learning_rate,
+            "num_leaves": self.num_leaves,
+            "min_data_in_leaf": self.min_data_in_leaf,
+            "feature_fraction": self.feature_fraction,
+            "lambda_l2": self.lambda_l2,
+            "seed": self.seed,
+            "deterministic": true,
+            "force_row_wise": true,
+            "verbosity": -1,
+        });
+        if self.num_threads > 0 {
+            p["num_threads"] = self.num_threads.into();
+        }
+        p
+    }
+}
+
+/// What a model file says about itself besides the trees.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct ModelCard {
+    pub format: String,
+    pub format_version: u32,
+    pub inputs_version: u32,
+    pub inputs: Vec<String>,
+    /// GPUs whose measurements it was fitted on.
+    pub trained_gpus: Vec<String>,
+    /// Where the measurements came from, one line each.
+    pub trained_on: Vec<String>,
+    pub rows: usize,
+    pub params: FitParams,
+    pub tracecast_version: String,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ModelFile {
+    #[serde(flatten)]
+    card: ModelCard,
+    /// LightGBM's text model.
+    booster: String,
+}
+
+pub struct OpModel {
+    pub card: ModelCard,
+    booster: Booster,
+}
+
+/// A fitted ratio below 0 would mean work faster than the roofline: the
+/// output is clamped to utilisation 1.
+fn decode(raw: f64, roof_us: f64) -> f64 {
+    roof_us * raw.max(0.0).exp()
+}
+
+impl OpModel {
+    /// Fit on measured samples. `gpus` are the GPUs the samples' indices name.
+    pub fn fit(
+        samples: &[Sample],
+        gpus: &[GpuSpec],
+        params: &FitParams,
+        trained_on: Vec<String>,
+    ) -> Result<OpModel, OpModelError> {
+        if samples.is_empty() {
+            return Err(OpModelError::LightGbm("no measured operators to fit on".into()));
+        }
+        let started = Instant::now();
+        let width = INPUT_NAMES.len();
+        let mut x = Vec::with_capacity(samples.len() * width * 5 / 4);
+        let mut y = Vec::with_capacity(samples.len());
+        let mut w = Vec::with_capacity(samples.len());
+        // Datasheets do not always state the SM count or the L2 (H200,
+        // B200): every few samples are repeated without them, so the model
+        // learns what to do when they are missing instead of guessing.
+        let partial: Vec<GpuSpec> = gpus
+            .iter()
+            .map(|g| GpuSpec {
+                sm_count: f64::NAN,
+                l2_bytes: 0.0,
+                ..g.clone()
+            })
+            .collect();
+        for (i, s) in samples.iter().enumerate() {
+            let roof = roofline_us(&s.work, &gpus[s.gpu]);
+            let target = (s.measured_us.max(1e-6) / roof).ln() as f32;
+            let specs: &[&GpuSpec] = if i % PARTIAL_SPEC_EVERY == 0 {
+                &[&gpus[s.gpu], &partial[s.gpu]]
+            } else {
+                &[&gpus[s.gpu]]
+            };
+            for gpu in specs {
+                push_inputs(&s.work, gpu, &mut x);
+                y.push(target);
+                w.push(s.weight);
+            }
+        }
+        let mut dataset = Dataset::from_slice(&x, &y, width as i32, true)?;
+        debug_assert_eq!(x.len(), y.len() * width);
+        dataset.set_feature_names(&INPUT_NAMES.map(String::from))?;
+        dataset.set_weights(&w)?;
+        let booster = Booster::train(dataset, &params.lightgbm())?;
+        let mut trained_gpus: Vec<String> = samples.iter().map(|s| gpus[s.gpu].name.clone()).collect();
+        trained_gpus.sort();
+        trained_gpus.dedup();
+        tracing::info!(
+            rows = samples.len(),
+            seconds = started.elapsed().as_secs_f64(),
+            "fitted the op model"
+        );
+        Ok(OpModel {
+            card: ModelCard {
+                format: MODEL_FORMAT.into(),
+                format_version: MODEL_VERSION,
+                inputs_version: INPUTS_VERSION,
+                inputs: INPUT_NAMES.map(String::from).to_vec(),
+                trained_gpus,
+                trained_on,
+                rows: samples.len(),
+                params: params.clone(),
+                tracecast_version: env!("CARGO_PKG_VERSION").into(),
+            },
+            booster,
+        })
+    }
+
+    /// Predicted time in µs of each (work, GPU) pair.
+    pub fn predict_us(&self, pairs: &[(OpWork, &GpuSpec)]) -> Result<Vec<f64>, OpModelError> {
+        if pairs.is_empty() {
+            return Ok(Vec::new());
+        }
+        let width = INPUT_NAMES.len();
+        // LightGBM parallelises inside one call; building the matrix is ours.
+        let chunks: Vec<Vec<f64>> = pairs
+            .par_chunks(16_384)
+            .map(|chunk| {
+                let mut x = Vec::with_capacity(chunk.len() * width);
+                for (work, gpu) in chunk {
+                    push_inputs(work, gpu, &mut x);
+                }
+                x
+            })
+            .collect();
+        let x = chunks.concat();
+        let raw = self.booster.predict(&x, width as i32, true)?;
+        Ok(raw
+            .into_iter()
+            .zip(pairs)
+            .map(|(r, (work, gpu))| decode(r, roofline_us(work, gpu)))
+            .collect())
+    }
+
+    pub fn to_json(&self) -> Result<String, OpModelError> {
+        let file = ModelFile {
+            card: self.card.clone(),
+            booster: self.booster.save_string()?,
+        };
+        Ok(serde_json::to_string(&file).expect("a model file serialises"))
+    }
+
+    pub fn save(&self, path: &Path) -> Result<(), OpModelError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| OpModelError::Write {
+                path: dir.to_path_buf(),
+                source,
+            })?;
+        }
+        std::fs::write(path, self.to_json()?).map_err(|source| OpModelError::Write {
+            path: path.to_path_buf(),
+            source,
+        })
+    }
+
+    /// Parse a model file's text; `origin` names it in errors.
+    pub fn from_json(text: &str, origin: &Path) -> Result<OpModel, OpModelError> {
+        let bad = |reason: String| OpModelError::Model {
+            path: origin.to_path_buf(),
+            reason,
+        };
+        let file: ModelFile = serde_json::from_str(text).map_err(|e| bad(format!("not an op-model file: {e}")))?;
+        let card = file.card;
+        if card.format != MODEL_FORMAT {
+            return Err(bad(format!("format is `{}`, expected `{MODEL_FORMAT}`", card.format)));
+        }
+        if card.format_version != MODEL_VERSION || card.inputs_version != INPUTS_VERSION {
+            return Err(bad(format!(
+                "format {} with inputs {}: this build reads format {MODEL_VERSION} with inputs {INPUTS_VERSION}; \
+                 retrain it with `tracecast ops train`",
+                card.format_version, card.inputs_version
+            )));
+        }
+        let booster = Booster::from_string(&file.booster).map_err(|e| bad(e.to_string()))?;
+        Ok(OpModel { card, booster })
+    }
+
+    pub fn load(path: &Path) -> Result<OpModel, OpModelError> {
+        let text = std::fs::read_to_string(path).map_err(|source| OpModelError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        OpModel::from_json(&text, path)
+    }
+}

@@ -1,0 +1,223 @@
+//! Error tables of an evaluation, beside the published predictors' own
+//! figures for the same rows (NeuSight's `summary/`, ETS's `repo_results/`).
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::path::Path;
+
+use crate::csvio::CsvTable;
+use crate::evaluate::Scored;
+
+/// Absolute percentage error.
+fn ape(predicted: f64, measured: f64) -> f64 {
+    (predicted - measured).abs() / measured * 100.0
+}
+
+#[derive(Default, Clone, Copy)]
+struct Mean {
+    sum: f64,
+    n: usize,
+}
+
+impl Mean {
+    fn add(&mut self, v: f64) {
+        self.sum += v;
+        self.n += 1;
+    }
+    fn cell(&self) -> String {
+        if self.n == 0 {
+            "-".into()
+        } else {
+            format!("{:.1} ({})", self.sum / self.n as f64, self.n)
+        }
+    }
+}
+
+/// NeuSight's own predictions in `summary/summary.csv`, by
+/// (gpu, model, mode, seqlen, batch, option): (NeuSight ms, label ms).
+fn neusight_summary(dirs: &[&Path]) -> BTreeMap<(String, String, String, String, String, String), (f64, f64)> {
+    let mut out = BTreeMap::new();
+    for dir in dirs {
+        let Ok(t) = CsvTable::read(&dir.join("neusight/summary/summary.csv")) else {
+            continue;
+        };
+        for i in 0..t.rows.len() {
+            let key = (
+                t.get(i, "device").to_string(),
+                t.get(i, "model_name").to_string(),
+                t.get(i, "mode").to_string(),
+                t.get(i, "seqlen").to_string(),
+                t.get(i, "batch").to_string(),
+                t.get(i, "option").to_string(),
+            );
+            if let (Some(ns), Some(label)) = (
+                t.number(i, "neusight_all_e2e_latency"),
+                t.number(i, "label_all_e2e_latency"),
+            ) && label > 0.0
+            {
+                out.entry(key).or_insert((ns, label));
+            }
+        }
+        if !out.is_empty() {
+            break;
+        }
+    }
+    out
+}
+
+/// NeuSight's per-op out-of-distribution error by our file kind.
+fn neusight_perop(dirs: &[&Path]) -> BTreeMap<String, f64> {
+    let mut out = BTreeMap::new();
+    for dir in dirs {
+        let Ok(text) = std::fs::read_to_string(dir.join("neusight/summary/perop.csv")) else {
+            continue;
+        };
+        let lines: Vec<Vec<&str>> = text.lines().map(|l| l.split(',').collect()).collect();
+        let Some(neusight) = lines.iter().find(|l| l.first() == Some(&"NeuSight")) else {
+            continue;
+        };
+        // Columns 6..10 are out of distribution: BMM, FC, EW, Softmax, LN.
+        for (kind, col) in [("bmm", 6), ("linear", 7), ("elem", 8), ("softmax", 9), ("ln", 10)] {
+            if let Some(v) = neusight.get(col).and_then(|v| v.parse::<f64>().ok()) {
+                out.insert(kind.to_string(), v);
+            }
+        }
+        break;
+    }
+    out
+}
+
+/// Markdown tables of every scored set that has measurements.
+pub fn markdown(scored: &[Scored], published: &[&Path]) -> String {
+    let mut md = String::new();
+    let measured: Vec<&Scored> = scored
+        .iter()
+        .filter(|s| s.measured_ms.is_some_and(|m| m > 0.0))
+        .collect();
+    if measured.is_empty() {
+        md.push_str("No measured latencies in the evaluation directory: predictions only.\n");
+        return md;
+    }
+    // Per-op: MAPE by op kind x GPU.
+    let perop: Vec<&&Scored> = measured.iter().filter(|s| s.set == "perop").collect();
+    if !perop.is_empty() {
+        let ns = neusight_perop(published);
+        let gpus: Vec<String> = unique(perop.iter().map(|s| s.gpu.clone()));
+        let mut cells: BTreeMap<(String, String), Mean> = BTreeMap::new();
+        for s in &perop {
+            let e = ape(s.predicted_ms, s.measured_ms.unwrap_or(1.0));
+            cells.entry((s.group.clone(), s.gpu.clone())).or_default().add(e);
+            cells.entry((s.group.clone(), "all".into())).or_default().add(e);
+        }
+        let _ = writeln!(md, "### Per-operator error (MAPE %, rows)\n");
+        let _ = writeln!(md, "| op | {} | all | NeuSight OOD |", gpus.join(" | "));
+        let _ = writeln!(md, "|---|{}---|---|", "---|".repeat(gpus.len()));
+        for kind in unique(perop.iter().map(|s| s.group.clone())) {
+            let row: Vec<String> = gpus
+                .iter()
+                .map(|g| {
+                    cells
+                        .get(&(kind.clone(), g.clone()))
+                        .copied()
+                        .unwrap_or_default()
+                        .cell()
+                })
+                .collect();
+            let _ = writeln!(
+                md,
+                "| {kind} | {} | {} | {} |",
+                row.join(" | "),
+                cells
+                    .get(&(kind.clone(), "all".into()))
+                    .copied()
+                    .unwrap_or_default()
+                    .cell(),
+                ns.get(&kind).map_or("-".into(), |v| format!("{v:.1}"))
+            );
+        }
+        md.push('\n');
+    }
+    // End to end: MAPE by GPU x mode, plain labels; options apart.
+    let e2e: Vec<&&Scored> = measured.iter().filter(|s| s.set == "e2e").collect();
+    if !e2e.is_empty() {
+        let summary = neusight_summary(published);
+        let mut cells: BTreeMap<(String, String, bool), (Mean, Mean)> = BTreeMap::new();
+        for s in &e2e {
+            let mode = s.group.split(' ').next().unwrap_or("").to_string();
+            let e = ape(s.predicted_ms, s.measured_ms.unwrap_or(1.0));
+            let key_parts = e2e_key(s);
+            let theirs = key_parts
+                .and_then(|k| summary.get(&k))
+                .map(|(ns, label)| ape(*ns, *label));
+            let entry = cells.entry((s.gpu.clone(), mode, !s.option.is_empty())).or_default();
+            entry.0.add(e);
+            if let Some(t) = theirs {
+                entry.1.add(t);
+            }
+        }
+        let _ = writeln!(md, "### End-to-end error (MAPE %, labels)\n");
+        let _ = writeln!(
+            md,
+            "| GPU | mode | labels | tracecast | NeuSight (same rows, its summary) |"
+        );
+        let _ = writeln!(md, "|---|---|---|---|---|");
+        for ((gpu, mode, option), (ours, theirs)) in &cells {
+            let mode = if *option {
+                format!("{mode} (with option)")
+            } else {
+                mode.clone()
+            };
+            let _ = writeln!(
+                md,
+                "| {gpu} | {mode} | {} | {} | {} |",
+                ours.n,
+                ours.cell(),
+                theirs.cell()
+            );
+        }
+        md.push('\n');
+    }
+    let ets: Vec<&&Scored> = measured.iter().filter(|s| s.set == "ets").collect();
+    if !ets.is_empty() {
+        let _ = writeln!(md, "### ETS label (forward + backward, ms)\n");
+        let _ = writeln!(md, "| GPU folder | config | predicted | measured | error % |");
+        let _ = writeln!(md, "|---|---|---|---|---|");
+        let mut mean = Mean::default();
+        for s in &ets {
+            let m = s.measured_ms.unwrap_or(1.0);
+            mean.add(ape(s.predicted_ms, m));
+            let _ = writeln!(
+                md,
+                "| {} | {} | {:.2} | {:.2} | {:.1} |",
+                s.gpu,
+                s.group,
+                s.predicted_ms,
+                m,
+                ape(s.predicted_ms, m)
+            );
+        }
+        let _ = writeln!(md, "\nETS files: mean error {}\n", mean.cell());
+    }
+    md
+}
+
+fn e2e_key(s: &Scored) -> Option<(String, String, String, String, String, String)> {
+    // `what` is the label path: .../label/<GPU>/<model>-<mode>-<seqlen>-<batch>[-<option>].json
+    let stem = Path::new(&s.what).file_stem()?.to_str()?;
+    let p: Vec<&str> = stem.split('-').collect();
+    Some((
+        s.gpu.clone(),
+        p.first()?.to_string(),
+        p.get(1)?.to_string(),
+        p.get(2)?.to_string(),
+        p.get(3)?.to_string(),
+        p.get(4).map(|o| o.to_string()).unwrap_or_default(),
+    ))
+}
+
+fn unique(items: impl Iterator<Item = String>) -> Vec<String> {
+    let mut v: Vec<String> = items.collect();
+    v.sort();
+    v.dedup();
+    v
+}

@@ -1,0 +1,82 @@
+//! Leave-one-GPU-out over a directory laid out like `../shared/public`:
+//! for each GPU, fit without its measurements (NeuSight's and, for the same
+//! GPU, ETS's), predict only it from its spec sheet, and score.
+
+use std::path::Path;
+
+use tracecast_schemas::hardware::builtin_catalog;
+
+use crate::ets::{folder_gpu, read_ets_dir};
+use crate::evaluate::Scored;
+use crate::model::FitParams;
+use crate::neusight::read_labels;
+use crate::{OpModelError, PublicOptions, report, run_public, spec_sheets};
+
+pub struct SweepResult {
+    /// One line per held-out GPU: its name, fit seconds, predicted ops.
+    pub runs: Vec<(String, f64, usize)>,
+    pub scored: Vec<Scored>,
+    pub report: String,
+}
+
+/// `progress` is called with each held-out GPU before its fit.
+pub fn sweep(dir: &Path, out: &Path, params: &FitParams, progress: &dyn Fn(&str)) -> Result<SweepResult, OpModelError> {
+    let gpus = spec_sheets(&[dir])?;
+    let catalog = builtin_catalog().map_err(|e| OpModelError::Spec {
+        gpu: "built-in catalog".into(),
+        reason: e.to_string(),
+    })?;
+    // Units: every NeuSight label GPU, with the ETS folders recorded on it;
+    // ETS folders of other GPUs on their own.
+    let mut units: Vec<Vec<String>> = Vec::new();
+    let mut keys: Vec<String> = read_labels(&dir.join("neusight"))?.into_iter().map(|l| l.gpu).collect();
+    keys.sort();
+    keys.dedup();
+    let ets_folders: Vec<String> = {
+        let mut f: Vec<String> = read_ets_dir(dir)?.into_iter().map(|f| f.gpu_folder).collect();
+        f.sort();
+        f.dedup();
+        f
+    };
+    let mut placed = vec![false; ets_folders.len()];
+    for key in &keys {
+        let mut unit = vec![key.clone()];
+        if let Some(spec) = gpus.spec(key) {
+            for (i, folder) in ets_folders.iter().enumerate() {
+                if folder_gpu(folder, &gpus, &catalog).is_some_and(|s| s.name == spec.name) {
+                    unit.push(folder.clone());
+                    placed[i] = true;
+                }
+            }
+        }
+        units.push(unit);
+    }
+    for (i, folder) in ets_folders.iter().enumerate() {
+        if !placed[i] {
+            units.push(vec![folder.clone()]);
+        }
+    }
+    let mut result = SweepResult {
+        runs: Vec::new(),
+        scored: Vec::new(),
+        report: String::new(),
+    };
+    for unit in units {
+        progress(&unit.join(" + "));
+        let opts = PublicOptions {
+            train: dir.to_path_buf(),
+            eval: dir.to_path_buf(),
+            out: out.join(&unit[0]),
+            params: params.clone(),
+            holdout: unit.clone(),
+            only: unit.clone(),
+        };
+        let run = run_public(&opts)?;
+        result
+            .runs
+            .push((unit.join(" + "), run.fit_seconds, run.evaluation.ops_predicted));
+        result.scored.extend(run.evaluation.scored);
+    }
+    result.report = report::markdown(&result.scored, &[dir]);
+    Ok(result)
+}

@@ -1,0 +1,326 @@
+//! What an operator has to do, from its shapes alone: FLOPs, bytes moved,
+//! and the GEMM problem or element count that decides how it tiles the GPU.
+//! Nothing here depends on a GPU.
+
+use serde::{Deserialize, Serialize};
+
+/// Operator kinds the model tells apart. The code (`as f64`) is a
+/// categorical model input: append new kinds, never reorder.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum OpKind {
+    /// Matrix products: linear, matmul, bmm, addmm, baddbmm.
+    Gemm = 0,
+    /// Convolutions (implicit GEMM).
+    Conv = 1,
+    /// Element-wise arithmetic and activations.
+    Elementwise = 2,
+    /// Layer/batch norm.
+    Norm = 3,
+    Softmax = 4,
+    /// Reductions and pooling.
+    Reduction = 5,
+    /// Embedding lookups and gathers.
+    Gather = 6,
+    /// Copies and type casts (contiguous, to).
+    Copy = 7,
+    /// Python-level or metadata-only nodes (view, size, getitem): no GPU work,
+    /// but a fixed host cost when timed alone.
+    NoWork = 8,
+}
+
+/// The element-wise function, for element-wise kinds: how much arithmetic
+/// each element costs differs (a `pow` or `gelu` is not an `add`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum EwFunc {
+    Add = 0,
+    Mul = 1,
+    Div = 2,
+    Pow = 3,
+    Relu = 4,
+    Gelu = 5,
+    Tanh = 6,
+    Dropout = 7,
+    Other = 8,
+}
+
+impl EwFunc {
+    /// FLOPs per output element (transcendentals counted as a few).
+    pub fn flops_per_element(self) -> f64 {
+        match self {
+            EwFunc::Add | EwFunc::Mul | EwFunc::Relu | EwFunc::Other => 1.0,
+            EwFunc::Div => 4.0,
+            EwFunc::Dropout => 3.0,
+            EwFunc::Pow => 8.0,
+            EwFunc::Tanh => 10.0,
+            EwFunc::Gelu => 14.0,
+        }
+    }
+
+    /// From an operator name as PyTorch, NeuSight or FX writes it
+    /// (`add`, `aten::mul_`, `<built-in function truediv>`, `gelu`).
+    pub fn from_name(name: &str) -> EwFunc {
+        let n = name.to_ascii_lowercase();
+        let has = |w: &str| n.contains(w);
+        if has("gelu") {
+            EwFunc::Gelu
+        } else if has("tanh") {
+            EwFunc::Tanh
+        } else if has("relu") {
+            EwFunc::Relu
+        } else if has("pow") || has("sqrt") || has("exp") || has("rsqrt") {
+            EwFunc::Pow
+        } else if has("div") {
+            EwFunc::Div
+        } else if has("dropout") {
+            EwFunc::Dropout
+        } else if has("mul") {
+            EwFunc::Mul
+        } else if has("add") || has("sub") {
+            EwFunc::Add
+        } else {
+            EwFunc::Other
+        }
+    }
+}
+
+/// A GEMM as the GPU tiles it: `batch` independent (rows x cols) outputs,
+/// each a sum over `inner` products.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct GemmShape {
+    pub batch: f64,
+    pub rows: f64,
+    pub cols: f64,
+    pub inner: f64,
+}
+
+/// Whether the work is a forward pass, or the backward of one (which the
+/// model prices apart: other kernels, other access patterns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Pass {
+    Forward = 0,
+    Backward = 1,
+}
+
+/// One operator's work.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct OpWork {
+    pub kind: OpKind,
+    pub pass: Pass,
+    pub ew: Option<EwFunc>,
+    pub flops: f64,
+    /// Bytes read plus written, each tensor once.
+    pub bytes: f64,
+    /// Bytes per element (4 for float32).
+    pub dtype_bytes: f64,
+    pub gemm: Option<GemmShape>,
+    /// Output elements (element-wise, norm, softmax, copies).
+    pub elements: f64,
+    /// Length of the reduced dimension (norm, softmax), else 0.
+    pub row_len: f64,
+}
+
+const F32: f64 = 4.0;
+
+impl OpWork {
+    fn new(kind: OpKind, flops: f64, bytes: f64, elements: f64) -> OpWork {
+        OpWork {
+            kind,
+            pass: Pass::Forward,
+            ew: None,
+            flops,
+            bytes,
+            dtype_bytes: F32,
+            gemm: None,
+            elements,
+            row_len: 0.0,
+        }
+    }
+
+    /// `batch` products of (rows x inner) by (inner x cols).
+    pub fn gemm(batch: f64, rows: f64, inner: f64, cols: f64, dtype_bytes: f64) -> OpWork {
+        let flops = 2.0 * batch * rows * inner * cols;
+        let bytes = dtype_bytes * batch * (rows * inner + inner * cols + rows * cols);
+        let mut w = OpWork::new(OpKind::Gemm, flops, bytes, batch * rows * cols);
+        w.dtype_bytes = dtype_bytes;
+        w.gemm = Some(GemmShape {
+            batch,
+            rows,
+            cols,
+            inner,
+        });
+        w
+    }
+
+    /// NeuSight's `bmm` row: (B,M,N) x (B,N,K).
+    pub fn bmm(b: f64, m: f64, n: f64, k: f64) -> OpWork {
+        OpWork::gemm(b, m, n, k, F32)
+    }
+
+    /// NeuSight's `linear` row: input (B,M,N), N -> K features, with bias.
+    /// The weight is shared across the batch: read once.
+    pub fn linear(b: f64, m: f64, n: f64, k: f64) -> OpWork {
+        let rows = b * m;
+        let mut w = OpWork::gemm(1.0, rows, n, k, F32);
+        w.bytes += F32 * k;
+        w
+    }
+
+    /// 2-D convolution, square input and kernel; implicit GEMM of
+    /// (batch x out^2) rows, `c_out` columns and `c_in x k^2` inner.
+    pub fn conv2d(batch: f64, c_in: f64, c_out: f64, kernel: f64, size: f64, stride: f64, pad: f64) -> OpWork {
+        let out = ((size + 2.0 * pad - kernel) / stride.max(1.0)).floor() + 1.0;
+        let out = out.max(1.0);
+        let rows = batch * out * out;
+        let inner = c_in * kernel * kernel;
+        let flops = 2.0 * rows * c_out * inner;
+        let bytes = F32 * (batch * c_in * size * size + c_out * inner + rows * c_out);
+        let mut w = OpWork::new(OpKind::Conv, flops, bytes, rows * c_out);
+        w.gemm = Some(GemmShape {
+            batch: 1.0,
+            rows,
+            cols: c_out,
+            inner,
+        });
+        w
+    }
+
+    /// An element-wise op over `elements` outputs reading `inputs` tensors of
+    /// the same size (a scalar operand counts as none).
+    pub fn elementwise(func: EwFunc, elements: f64, inputs: f64) -> OpWork {
+        let bytes = F32 * elements * (inputs + 1.0);
+        let mut w = OpWork::new(
+            OpKind::Elementwise,
+            elements * func.flops_per_element(),
+            bytes,
+            elements,
+        );
+        w.ew = Some(func);
+        w
+    }
+
+    /// Layer norm over rows of `row_len` (mean, variance, scale and shift).
+    pub fn layer_norm(elements: f64, row_len: f64) -> OpWork {
+        let mut w = OpWork::new(
+            OpKind::Norm,
+            8.0 * elements,
+            F32 * (2.0 * elements + 2.0 * row_len),
+            elements,
+        );
+        w.row_len = row_len;
+        w
+    }
+
+    /// Softmax over rows of `row_len` (max, exp, sum, divide).
+    pub fn softmax(elements: f64, row_len: f64) -> OpWork {
+        let mut w = OpWork::new(OpKind::Softmax, 5.0 * elements, F32 * 2.0 * elements, elements);
+        w.row_len = row_len;
+        w
+    }
+
+    /// A reduction or pooling reading `in_elements`, writing `out_elements`.
+    pub fn reduction(in_elements: f64, out_elements: f64) -> OpWork {
+        OpWork::new(
+            OpKind::Reduction,
+            in_elements,
+            F32 * (in_elements + out_elements),
+            out_elements,
+        )
+    }
+
+    /// A gather of `elements` values (embedding lookup) plus its indices.
+    pub fn gather(elements: f64, indices: f64) -> OpWork {
+        OpWork::new(OpKind::Gather, 0.0, F32 * 2.0 * elements + 8.0 * indices, elements)
+    }
+
+    /// A copy or cast of `elements` values.
+    pub fn copy(elements: f64) -> OpWork {
+        OpWork::new(OpKind::Copy, 0.0, F32 * 2.0 * elements, elements)
+    }
+
+    /// A node that launches nothing.
+    pub fn no_work() -> OpWork {
+        OpWork::new(OpKind::NoWork, 0.0, 0.0, 0.0)
+    }
+
+    /// The same work's backward pass: a GEMM's backward is two GEMMs of the
+    /// same size (input and weight gradients); element-wise and norm
+    /// backwards read the output gradient and the saved inputs.
+    pub fn backward(&self) -> OpWork {
+        let mut b = *self;
+        b.pass = Pass::Backward;
+        match self.kind {
+            OpKind::Gemm | OpKind::Conv => {
+                b.flops *= 2.0;
+                b.bytes *= 2.0;
+            }
+            OpKind::NoWork => {}
+            _ => {
+                b.flops *= 2.0;
+                b.bytes *= 1.5;
+            }
+        }
+        b
+    }
+
+    /// The work at another batch size: every count of the batch dimension
+    /// scales; a GEMM's weight (for `linear`/`conv`) does not.
+    pub fn scaled(&self, factor: f64) -> OpWork {
+        let mut s = *self;
+        s.flops *= factor;
+        s.bytes *= factor;
+        s.elements *= factor;
+        if let Some(g) = &mut s.gemm {
+            if g.batch > 1.0 {
+                g.batch *= factor;
+            } else {
+                g.rows *= factor;
+            }
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gemm_counts() {
+        let w = OpWork::bmm(2.0, 3.0, 4.0, 5.0);
+        assert_eq!(w.flops, 2.0 * 2.0 * 3.0 * 4.0 * 5.0);
+        assert_eq!(w.bytes, 4.0 * 2.0 * (12.0 + 20.0 + 15.0));
+        let l = OpWork::linear(2.0, 3.0, 4.0, 5.0);
+        assert_eq!(l.flops, 2.0 * 6.0 * 4.0 * 5.0);
+        assert_eq!(l.gemm.unwrap().rows, 6.0);
+    }
+
+    #[test]
+    fn conv_output_size_and_flops() {
+        // 3x3 conv, pad 1, stride 1 keeps 32x32.
+        let w = OpWork::conv2d(8.0, 16.0, 32.0, 3.0, 32.0, 1.0, 1.0);
+        assert_eq!(w.gemm.unwrap().rows, 8.0 * 32.0 * 32.0);
+        assert_eq!(w.flops, 2.0 * 8.0 * 1024.0 * 32.0 * 16.0 * 9.0);
+        // stride 2 halves it.
+        assert_eq!(
+            OpWork::conv2d(1.0, 1.0, 1.0, 3.0, 32.0, 2.0, 1.0).gemm.unwrap().rows,
+            256.0
+        );
+    }
+
+    #[test]
+    fn backward_and_batch_scaling() {
+        let w = OpWork::linear(4.0, 128.0, 1024.0, 1024.0);
+        assert_eq!(w.backward().flops, 2.0 * w.flops);
+        let s = w.scaled(2.0);
+        assert_eq!(s.flops, 2.0 * w.flops);
+        assert_eq!(s.gemm.unwrap().rows, 2.0 * w.gemm.unwrap().rows);
+    }
+
+    #[test]
+    fn function_names() {
+        assert_eq!(EwFunc::from_name("<built-in function truediv>"), EwFunc::Div);
+        assert_eq!(EwFunc::from_name("aten::gelu"), EwFunc::Gelu);
+        assert_eq!(EwFunc::from_name("addu"), EwFunc::Add);
+        assert_eq!(EwFunc::from_name("powu"), EwFunc::Pow);
+    }
+}

@@ -1,0 +1,211 @@
+//! The op model end to end on small public-layout directories written here:
+//! spec sheets, per-op CSVs, a label with its graph, an ETS file.
+
+use std::io::Write;
+use std::path::Path;
+
+use tracecast_opmodel::{FitParams, GpuSpec, OpModel, OpWork, PublicOptions, Sample, run_public};
+
+/// A made-up GPU family: time = roofline / utilisation + 6 µs launch, with a
+/// utilisation that grows with the work's size.
+fn spec(name: &str, tflops: f64, gbs: f64, sms: f64) -> GpuSpec {
+    GpuSpec {
+        name: name.into(),
+        peak_fp32_flops: tflops * 1e12,
+        peak_fp32_matrix_flops: None,
+        peak_half_flops: None,
+        bandwidth: gbs * 1e9,
+        sm_count: sms,
+        l2_bytes: 6.0 * 1024.0 * 1024.0,
+    }
+}
+
+fn true_us(w: &OpWork, g: &GpuSpec) -> f64 {
+    let roof = (w.flops / g.peak_fp32_flops).max(w.bytes / g.bandwidth) * 1e6;
+    let util = 0.3 + 0.5 * (w.flops.log10() / 14.0).clamp(0.0, 1.0);
+    roof / util + 6.0
+}
+
+fn works() -> Vec<OpWork> {
+    let mut v = Vec::new();
+    for b in [1.0, 4.0, 16.0] {
+        for m in [64.0, 256.0, 1024.0, 2048.0] {
+            for n in [64.0, 512.0, 2048.0] {
+                v.push(OpWork::bmm(b, m, n, 1024.0));
+                v.push(OpWork::linear(b, m, n, 4096.0));
+            }
+        }
+    }
+    v
+}
+
+#[test]
+fn fitted_model_carries_to_an_unseen_gpu_and_survives_a_round_trip() {
+    let gpus = vec![
+        spec("small", 8.0, 300.0, 40.0),
+        spec("mid", 14.0, 900.0, 80.0),
+        spec("big", 19.5, 1555.0, 108.0),
+    ];
+    let mut samples = Vec::new();
+    for w in works() {
+        for (i, g) in gpus.iter().enumerate() {
+            samples.push(Sample {
+                work: w,
+                gpu: i,
+                measured_us: true_us(&w, g),
+                weight: 1.0,
+            });
+        }
+    }
+    let params = FitParams {
+        num_iterations: 150,
+        min_data_in_leaf: 5,
+        num_threads: 1,
+        ..FitParams::default()
+    };
+    let model = OpModel::fit(&samples, &gpus, &params, vec!["synthetic".into()]).unwrap();
+    // An unseen GPU between the trained ones.
+    let unseen = spec("unseen", 12.0, 700.0, 68.0);
+    let ws = works();
+    let pairs: Vec<_> = ws.iter().map(|w| (*w, &unseen)).collect();
+    let predicted = model.predict_us(&pairs).unwrap();
+    let mape: f64 = ws
+        .iter()
+        .zip(&predicted)
+        .map(|(w, p)| (p - true_us(w, &unseen)).abs() / true_us(w, &unseen))
+        .sum::<f64>()
+        / ws.len() as f64;
+    assert!(mape < 0.15, "unseen-GPU error {mape}");
+    // A faster GPU is never slower on a large GEMM.
+    let big = OpWork::bmm(16.0, 2048.0, 2048.0, 1024.0);
+    let t = model.predict_us(&[(big, &gpus[0]), (big, &gpus[2])]).unwrap();
+    assert!(t[1] < t[0], "{t:?}");
+    // The file round-trips to the same predictions.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("m.json");
+    model.save(&path).unwrap();
+    let back = OpModel::load(&path).unwrap();
+    assert_eq!(back.predict_us(&pairs).unwrap(), predicted);
+    assert_eq!(back.card.trained_gpus, vec!["big", "mid", "small"]);
+    // A file of another format is refused with its path.
+    std::fs::write(&path, r#"{"format":"other"}"#).unwrap();
+    let err = OpModel::load(&path).err().unwrap().to_string();
+    assert!(err.contains("m.json"), "{err}");
+}
+
+fn gz(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut e = flate2::write::GzEncoder::new(std::fs::File::create(path).unwrap(), flate2::Compression::fast());
+    e.write_all(text.as_bytes()).unwrap();
+    e.finish().unwrap();
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+const HEADER: &str = "OPName,Latency,Device,Torch Version,CUDNN Version,Kernel Name,Warps per SM,Blocks per SM,Grid x,Grid y,Grid z,Block x,Block y,Block z,CUDA Version,Kernels,B,M,N,K";
+
+/// A public-layout directory: two GPUs with per-op data, one label + graph on each.
+fn public_dir(root: &Path, with_latency: bool) {
+    let ns = root.join("neusight");
+    for (key, device, flops, bw, sms) in [
+        ("GPU_A", "GPU A", 8000.0, 320.0, 40),
+        ("GPU_B", "GPU B", 19500.0, 1555.0, 108),
+    ] {
+        write(
+            &ns.join(format!("device_configs/{key}.json")),
+            &format!(
+                r#"{{"Device":"{device}","Dev_Mem":16,"Mem_Bw":{bw},"Num_Sm":{sms},"Core_Per_SM":64,"Freq":1500,"SingleFLOPs":{flops},"L2Cache":6}}"#
+            ),
+        );
+        let g = spec(device, flops / 1e3, bw, sms as f64);
+        let mut csv = String::from(HEADER);
+        csv.push('\n');
+        for w in [64, 256, 1024] {
+            for b in [1, 8] {
+                let work = OpWork::bmm(b as f64, w as f64, w as f64, w as f64);
+                let ms = if with_latency {
+                    format!("{}", true_us(&work, &g) / 1e3)
+                } else {
+                    String::new()
+                };
+                csv.push_str(&format!(
+                    "bmm,{ms},{device},p2.1.0,8902,k,1,1,1,1,1,1,1,1,cu121,,{b},{w},{w},{w}\n"
+                ));
+            }
+        }
+        gz(&ns.join(format!("per_op/train/bmm/{key}.csv.gz")), &csv);
+        write(
+            &ns.join(format!("label/{key}/tiny-train-128-2.json")),
+            r#"{"num_layer": 4, "e2e_latency": 3.0, "fw_latency": 1.0, "bwall_latency": 2.0}"#,
+        );
+        let graph = "op,target,meta,input_shapes,output_shape,fw_latency,bw_latency,acc_latency,Name\n\
+placeholder,x,{},[],\"(2, 128, 256)\",0,0,0,x\n\
+call_module,m.layer.0.fc,\"OrderedDict([('m.layer.0', <class 'a.Layer'>), ('m.layer.0.fc', <class 'torch.nn.modules.linear.Linear'>)])\",\"[[2, 128, 256]]\",\"(2, 128, 1024)\",0.05,0.1,0.01,fc\n\
+call_function,<built-in function gelu>,\"OrderedDict([('m.layer.0', <class 'a.Layer'>)])\",\"[[2, 128, 1024]]\",\"(2, 128, 1024)\",0.02,0.03,0,gelu\n\
+call_method,view,{},\"[[2, 128, 1024]]\",\"(256, 1024)\",0.01,0,0,view\n\
+call_module,head,\"OrderedDict([('head', <class 'torch.nn.modules.linear.Linear'>)])\",\"[[256, 1024]]\",\"(256, 512)\",0.04,0.08,0.01,head\n";
+        gz(&ns.join(format!("label/{key}/tiny-train-128-2.csv.gz")), graph);
+    }
+    // An ETS file on a GPU of the built-in catalog.
+    let ets = "op,dir,params,grid,block,flops,bytes,rStartTime,rEndTime,kStartTime,kEndTime,staticSharedMemory,space,space1,seq,kernels,rduration,kduration,batch,h,w,input_type\n\
+203,1,\"[16, 3, 64, 64, 64, 15, 15, 11, 11, 2, 2, 4, 4, 1, 1, 1, 4, 0]\",1,1,0,0,0,0,0,0,0,5000,5000,1,1,1,200000,16,64,64,1\n\
+152,1,\"[4, 16, 64, 15, 15, 0, 0, 0, 0, 0]\",1,1,0,0,0,0,0,0,0,90000,90000,2,1,1,10000,16,64,64,1\n\
+203,2,\"[16, 3, 64, 64, 64, 15, 15, 11, 11, 2, 2, 4, 4, 1, 1, 1, 4, 0]\",1,1,0,0,0,0,0,0,0,0,0,1,2,1,400000,16,64,64,1\n\
+12,3,\"[4, 64, 0, 0, 0, 0, 0, 0, 0, 0]\",1,1,0,0,0,0,0,0,0,0,0,-1,1,1,3000,16,64,64,1\n";
+    let ets = if with_latency {
+        ets.to_string()
+    } else {
+        ets.replace(",200000,", ",0,")
+            .replace(",10000,", ",0,")
+            .replace(",400000,", ",0,")
+    };
+    write(&root.join("ets/datasets/T4CPUALL/alexnet.1_7.csv"), &ets);
+}
+
+#[test]
+fn bench_writes_every_prediction_file_and_scores_only_what_it_can() {
+    let dir = tempfile::tempdir().unwrap();
+    let (train, eval, out) = (
+        dir.path().join("train"),
+        dir.path().join("eval"),
+        dir.path().join("out"),
+    );
+    public_dir(&train, true);
+    public_dir(&eval, false);
+    // The eval set's label has no graph beside it: the train set's is used.
+    std::fs::remove_file(eval.join("neusight/label/GPU_B/tiny-train-128-2.csv.gz")).unwrap();
+    let run = run_public(&PublicOptions {
+        train: train.clone(),
+        eval: eval.clone(),
+        out: out.clone(),
+        params: FitParams {
+            num_iterations: 30,
+            min_data_in_leaf: 1,
+            num_threads: 1,
+            ..FitParams::default()
+        },
+        holdout: vec![],
+        only: vec![],
+    })
+    .unwrap();
+    let e2e = std::fs::read_to_string(out.join("neusight_e2e.csv")).unwrap();
+    let lines: Vec<&str> = e2e.lines().collect();
+    assert_eq!(lines[0], "gpu,model,mode,seqlen,batch,option,predicted_ms");
+    assert_eq!(lines.len(), 3, "{e2e}");
+    assert!(lines[1].starts_with("GPU_A,tiny,train,128,2,,"), "{e2e}");
+    let ms: f64 = lines[2].rsplit(',').next().unwrap().parse().unwrap();
+    assert!(ms > 0.0 && ms.is_finite());
+    let ets = std::fs::read_to_string(out.join("ets.csv")).unwrap();
+    assert!(
+        ets.starts_with("gpu_folder,file,batch,h,predicted_ms\nT4CPUALL,alexnet.1_7.csv,16,64,"),
+        "{ets}"
+    );
+    assert!(out.join("neusight_perop.csv").is_file());
+    // Latencies removed from the eval set: nothing is scored.
+    assert!(run.evaluation.scored.iter().all(|s| s.measured_ms.is_none()));
+    assert!(run.report.contains("predictions only"), "{}", run.report);
+    assert!(run.collected.per_op_rows == 12 && run.collected.node_rows > 0);
+}

@@ -1,0 +1,224 @@
+//! What-ifs through the op model (Habitat's idea, with a learned
+//! utilisation): the window model prices the trace on the GPU and batch it
+//! was recorded with, then every central kernel of every window moves by the
+//! op model's ratio between the two configurations. Idle gaps stay as
+//! recorded; collectives do not move (the multi-GPU model prices them).
+
+use arrow::array::{Array, AsArray};
+use tracecast_opmodel::{EwFunc, GpuSpec, OpKind, OpModel, OpWork};
+use tracecast_schemas::features::{
+    COMMUNICATION_FAMILY, OPTIMIZER_FAMILY, OPTIMIZER_PHASE, central_positions, position_column,
+};
+use tracecast_schemas::hardware::Catalog;
+use tracecast_train::{Dataset, FeatureTable, column_f64};
+
+use crate::PredictError;
+
+/// How much of the recorded kernel time each way of pricing covered, ns.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Coverage {
+    /// Kernels whose launching operator's shapes give their work.
+    pub from_shapes_ns: f64,
+    /// Kernels without shapes: work inferred from their recorded time.
+    pub inferred_ns: f64,
+    /// Collectives: not moved.
+    pub unmoved_ns: f64,
+}
+
+impl Coverage {
+    pub fn add(&mut self, other: &Coverage) {
+        self.from_shapes_ns += other.from_shapes_ns;
+        self.inferred_ns += other.inferred_ns;
+        self.unmoved_ns += other.unmoved_ns;
+    }
+
+    pub fn total_ns(&self) -> f64 {
+        self.from_shapes_ns + self.inferred_ns + self.unmoved_ns
+    }
+}
+
+/// The op-model kind of a feature-table kernel family.
+fn kind_of(family: f64) -> OpKind {
+    match family as i64 {
+        0 | 2 => OpKind::Gemm,
+        1 => OpKind::Conv,
+        3 | 9 | 10 => OpKind::Elementwise,
+        4 => OpKind::Reduction,
+        5 => OpKind::Norm,
+        6 => OpKind::Softmax,
+        _ => OpKind::Copy,
+    }
+}
+
+/// Work of one kernel on the recorded GPU. With shapes: the operator's
+/// FLOPs and bytes (split evenly over its kernels by the feature pipeline).
+/// Without: the work that would take its recorded time at half the
+/// recorded GPU's peak (compute kinds) or bandwidth (the rest), so that its
+/// ratio follows the GPUs' rates.
+fn kernel_work(
+    family: f64,
+    flops: f64,
+    bytes: f64,
+    dtype_bytes: f64,
+    dur_ns: f64,
+    recorded: &GpuSpec,
+) -> (OpWork, bool) {
+    let kind = kind_of(family);
+    let dtype = if dtype_bytes > 0.0 { dtype_bytes } else { 4.0 };
+    let known = flops.is_finite() && bytes.is_finite() && (flops > 0.0 || bytes > 0.0);
+    let mut work = OpWork::elementwise(EwFunc::Other, 0.0, 1.0);
+    work.kind = kind;
+    work.ew = (kind == OpKind::Elementwise).then_some(EwFunc::Other);
+    work.dtype_bytes = dtype;
+    if known {
+        work.flops = flops.max(0.0);
+        work.bytes = bytes.max(0.0);
+    } else {
+        let seconds = dur_ns.max(0.0) / 1e9;
+        if matches!(kind, OpKind::Gemm | OpKind::Conv) {
+            work.flops = seconds * recorded.peak_flops(dtype) * 0.5;
+            work.bytes = work.flops / 64.0;
+        } else {
+            work.bytes = seconds * recorded.bandwidth * 0.5;
+            work.flops = work.bytes / 8.0;
+        }
+    }
+    work.elements = work.bytes / (2.0 * dtype);
+    (work, known)
+}
+
+/// Per window (in the order `build_dataset` reads them, filtered to
+/// `only_trace` like it), the change in ns of its central kernels' time.
+/// `target` is the GPU priced on (None: each trace's recorded one);
+/// `batch_scale[t]` the batch ratio of trace `t` of `data`.
+pub fn window_deltas(
+    table: &FeatureTable,
+    data: &Dataset,
+    op_model: &OpModel,
+    catalog: &Catalog,
+    target: Option<&GpuSpec>,
+    batch_scale: &[f64],
+    only_trace: Option<&str>,
+) -> Result<(Vec<f64>, Vec<Coverage>), PredictError> {
+    let recorded: Vec<Option<GpuSpec>> = data
+        .traces
+        .iter()
+        .map(|t| {
+            t.recorded_gpu
+                .as_deref()
+                .and_then(|g| catalog.resolve(g))
+                .and_then(|p| GpuSpec::from_profile(p).ok())
+        })
+        .collect();
+    let central = central_positions(table.window, table.stride);
+    let bad = |reason: String| PredictError::Input {
+        path: table.dir.join("windows"),
+        reason,
+    };
+    // (window, kernel duration, work on the recorded GPU, work priced, recorded spec, target spec)
+    let mut items: Vec<(usize, f64, OpWork, OpWork, usize)> = Vec::new();
+    let mut coverage = vec![Coverage::default(); data.traces.len()];
+    let mut window = 0usize;
+    for batch in &table.windows {
+        let ids = batch
+            .column_by_name("trace_id")
+            .and_then(|c| c.as_string_opt::<i32>())
+            .ok_or_else(|| bad("no trace_id column".into()))?;
+        let col = |p: usize, name: &str| {
+            column_f64(batch, &position_column(p, name))
+                .ok_or_else(|| bad(format!("no `{}` column", position_column(p, name))))
+        };
+        let mut cols = Vec::new();
+        for p in central.clone() {
+            cols.push((
+                col(p, "family")?,
+                col(p, "phase")?,
+                col(p, "flops")?,
+                col(p, "bytes")?,
+                col(p, "dtype_bytes")?,
+                col(p, "dur_ns")?,
+            ));
+        }
+        for i in 0..batch.num_rows() {
+            if ids.is_null(i) || only_trace.is_some_and(|only| ids.value(i) != only) {
+                continue;
+            }
+            let t = data
+                .trace_index(ids.value(i))
+                .ok_or_else(|| bad(format!("trace {} has windows but no steps row", ids.value(i))))?;
+            if let Some(rec) = &recorded[t] {
+                for (family, phase, flops, bytes, dtype, dur) in &cols {
+                    let (f, d) = (family[i], dur[i]);
+                    if f.is_nan() || d.is_nan() || d <= 0.0 {
+                        continue;
+                    }
+                    if f == COMMUNICATION_FAMILY {
+                        coverage[t].unmoved_ns += d;
+                        continue;
+                    }
+                    let (work, known) = kernel_work(f, flops[i], bytes[i], dtype[i], d, rec);
+                    if known {
+                        coverage[t].from_shapes_ns += d;
+                    } else {
+                        coverage[t].inferred_ns += d;
+                    }
+                    let scales = phase[i] != OPTIMIZER_PHASE && f != OPTIMIZER_FAMILY;
+                    let priced = if scales && batch_scale[t] != 1.0 {
+                        work.scaled(batch_scale[t])
+                    } else {
+                        work
+                    };
+                    items.push((window, d, work, priced, t));
+                }
+            }
+            window += 1;
+        }
+    }
+    let mut deltas = vec![0.0; window];
+    if items.is_empty() {
+        return Ok((deltas, coverage));
+    }
+    let mut pairs = Vec::with_capacity(items.len() * 2);
+    for (_, _, work, priced, t) in &items {
+        let rec = recorded[*t]
+            .as_ref()
+            .expect("items only for traces with a recorded spec");
+        pairs.push((*work, rec));
+        pairs.push((*priced, target.unwrap_or(rec)));
+    }
+    let times = op_model.predict_us(&pairs).map_err(|e| bad(e.to_string()))?;
+    for (k, (w, dur, ..)) in items.iter().enumerate() {
+        let ratio = times[2 * k + 1] / times[2 * k].max(1e-9);
+        deltas[*w] += dur * (ratio - 1.0);
+    }
+    Ok((deltas, coverage))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(peak: f64, bw: f64) -> GpuSpec {
+        GpuSpec {
+            name: "x".into(),
+            peak_fp32_flops: peak,
+            peak_fp32_matrix_flops: None,
+            peak_half_flops: None,
+            bandwidth: bw,
+            sm_count: 80.0,
+            l2_bytes: 6e6,
+        }
+    }
+
+    #[test]
+    fn inferred_work_takes_its_recorded_time_at_half_rate() {
+        let gpu = spec(1e13, 1e12);
+        let (w, known) = kernel_work(0.0, f64::NAN, f64::NAN, 4.0, 1_000.0, &gpu);
+        assert!(!known);
+        assert!((w.flops / 1e13 * 1e9 - 500.0).abs() < 1e-6);
+        let (m, _) = kernel_work(3.0, f64::NAN, f64::NAN, 4.0, 1_000.0, &gpu);
+        assert!((m.bytes / 1e12 * 1e9 - 500.0).abs() < 1e-6);
+        let (k, known) = kernel_work(0.0, 1e9, 1e6, 2.0, 1_000.0, &gpu);
+        assert!(known && k.flops == 1e9 && k.dtype_bytes == 2.0);
+    }
+}

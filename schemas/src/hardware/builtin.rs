@@ -1,0 +1,65 @@
+//! The profiles in `fixtures/hardware/`, compiled into every build so that
+//! `train`, `predict` and `ops` work from any directory.
+
+use std::path::PathBuf;
+
+use super::{Catalog, HardwareError, HardwareProfile};
+
+macro_rules! builtin {
+    ($($file:literal),* $(,)?) => {
+        [$(($file, include_str!(concat!("../../../fixtures/hardware/", $file)))),*]
+    };
+}
+
+/// Every file of fixtures/hardware (a test keeps this list complete).
+pub const BUILTIN: [(&str, &str); 14] = builtin!(
+    "a100-sxm4-40gb.toml",
+    "a100-sxm4-80gb.toml",
+    "b200-hgx-180gb.toml",
+    "h100-sxm5-80gb.toml",
+    "h200-sxm-141gb.toml",
+    "h800-sxm5-80gb.toml",
+    "l4.toml",
+    "mi210.toml",
+    "mi250.toml",
+    "mi300x.toml",
+    "quadro-gp100.toml",
+    "rtx-2080-ti.toml",
+    "t4.toml",
+    "v100-sxm2-32gb.toml",
+);
+
+/// The built-in catalog.
+pub fn builtin_catalog() -> Result<Catalog, HardwareError> {
+    let mut catalog = Catalog::default();
+    for (file, text) in BUILTIN {
+        let path = PathBuf::from("fixtures/hardware").join(file);
+        let profile = HardwareProfile::from_toml_str(text, &path)?;
+        catalog.insert(path, profile)?;
+    }
+    Ok(catalog)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_catalog_is_every_fixture_file() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/hardware");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".toml"))
+            .collect();
+        on_disk.sort();
+        let builtin: Vec<&str> = BUILTIN.iter().map(|(f, _)| *f).collect();
+        assert_eq!(
+            on_disk, builtin,
+            "add the new profile to BUILTIN in schemas/src/hardware/builtin.rs"
+        );
+        let catalog = builtin_catalog().unwrap();
+        assert!(catalog.resolve("Tesla V100-DGXS-32GB").is_some());
+        assert!(catalog.resolve("NVIDIA A100-PG509-200").is_some());
+    }
+}

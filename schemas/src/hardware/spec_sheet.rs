@@ -1,0 +1,145 @@
+//! GPU spec sheets in NeuSight's `device_configs/*.json` format, read as
+//! hardware profiles so that a GPU tracecast has never seen can be priced
+//! from its datasheet figures alone.
+//!
+//! ```json
+//! {"Device": "Tesla T4", "Dev_Mem": 15, "Mem_Bw": 320, "Num_Sm": 40,
+//!  "Core_Per_SM": 64, "Freq": 1590, "SingleFLOPs": 8141, "L2Cache": 4}
+//! ```
+//! Units: `Dev_Mem` GB, `Mem_Bw` GB/s, `Freq` MHz (NeuSight's README says GHz,
+//! its files hold MHz; a value under 10 is taken as GHz), `SingleFLOPs`
+//! GFLOP/s FP32 (AMD sheets: `SingleFLOPsVEC` vector and `SingleFLOPsMM`
+//! matrix-core FP32), `L2Cache` MB.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::{Compute, FORMAT_VERSION, HardwareError, HardwareProfile, Interconnect, Memory, Sourced, Vendor};
+
+#[derive(Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct SpecSheet {
+    device: String,
+    #[serde(rename = "Dev_Mem")]
+    dev_mem: Option<f64>,
+    #[serde(rename = "Mem_Bw")]
+    mem_bw: f64,
+    #[serde(rename = "Num_Sm")]
+    num_sm: u32,
+    #[serde(rename = "Core_Per_SM")]
+    core_per_sm: Option<u32>,
+    freq: Option<f64>,
+    /// FP32 vector rate; AMD sheets split it into vector and matrix rates.
+    #[serde(rename = "SingleFLOPs", alias = "SingleFLOPsVEC")]
+    single_flops: f64,
+    #[serde(rename = "SingleFLOPsMM")]
+    single_flops_matrix: Option<f64>,
+    #[serde(rename = "L2Cache")]
+    l2_cache: Option<f64>,
+}
+
+/// Whether `text` looks like a JSON spec sheet rather than a TOML profile.
+pub fn is_spec_sheet(text: &str) -> bool {
+    text.trim_start().starts_with('{')
+}
+
+impl HardwareProfile {
+    /// A profile from a NeuSight-format spec sheet; `path` names the file in
+    /// errors and in every figure's source.
+    pub fn from_spec_sheet_json(text: &str, path: &Path) -> Result<HardwareProfile, HardwareError> {
+        let sheet: SpecSheet = serde_json::from_str(text).map_err(|e| HardwareError::Invalid {
+            path: path.to_path_buf(),
+            field: "spec sheet".into(),
+            reason: e.to_string(),
+        })?;
+        let source = |field: &str| format!("spec sheet {}, field {field}", path.display());
+        let lower = sheet.device.to_lowercase();
+        let vendor = if ["amd", "instinct", "radeon"].iter().any(|w| lower.contains(w)) {
+            Vendor::Amd
+        } else {
+            Vendor::Nvidia
+        };
+        let mut notes = vec![format!("Read from the spec sheet {}", path.display())];
+        if let Some(cores) = sheet.core_per_sm {
+            notes.push(format!("{cores} FP32 cores per SM (spec sheet Core_Per_SM)"));
+        }
+        let freq_mhz = sheet.freq.map(|f| if f < 10.0 { f * 1000.0 } else { f });
+        let profile = HardwareProfile {
+            format_version: FORMAT_VERSION,
+            name: sheet.device.trim().to_string(),
+            aliases: Vec::new(),
+            vendor,
+            architecture: "unknown (from a spec sheet)".into(),
+            compute_capability: None,
+            form_factor: None,
+            devices_per_package: None,
+            compute: Compute {
+                sm_count: Some(Sourced::new(sheet.num_sm, source("Num_Sm"))),
+                boost_clock_mhz: freq_mhz.map(|f| Sourced::new(f, source("Freq"))),
+                peak_fp32_tflops: Some(Sourced::new(sheet.single_flops / 1e3, source("SingleFLOPs"))),
+                peak_fp32_matrix_tflops: sheet
+                    .single_flops_matrix
+                    .map(|f| Sourced::new(f / 1e3, source("SingleFLOPsMM"))),
+                ..Compute::default()
+            },
+            memory: Memory {
+                size_gb: sheet.dev_mem.map(|m| Sourced::new(m, source("Dev_Mem"))),
+                bandwidth_gbs: Some(Sourced::new(sheet.mem_bw, source("Mem_Bw"))),
+                bus_width_bits: None,
+                l2_mib: sheet.l2_cache.map(|l| Sourced::new(l, source("L2Cache"))),
+            },
+            interconnect: Interconnect::default(),
+            measured: None,
+            notes,
+        };
+        profile.validate().map_err(|e| HardwareError::Invalid {
+            path: path.to_path_buf(),
+            field: e.field,
+            reason: e.reason,
+        })?;
+        Ok(profile)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_neusight_sheet_with_mhz_clock() {
+        let text = r#"{"Device":"Tesla T4","Dev_Mem":15,"Mem_Bw":320,"Num_Sm":40,
+            "Core_Per_SM":64,"Freq":1590,"SingleFLOPs":8141,"L2Cache":4}"#;
+        assert!(is_spec_sheet(text));
+        let p = HardwareProfile::from_spec_sheet_json(text, Path::new("Tesla_T4.json")).unwrap();
+        assert_eq!(p.name, "Tesla T4");
+        assert_eq!(p.vendor, Vendor::Nvidia);
+        assert_eq!(p.compute.sm_count.as_ref().unwrap().value, 40);
+        assert_eq!(p.compute.boost_clock_mhz.as_ref().unwrap().value, 1590.0);
+        assert!((p.peak_fp32_flops().unwrap() - 8.141e12).abs() < 1.0);
+        assert!((p.memory_bandwidth_bytes_per_s().unwrap() - 3.2e11).abs() < 1.0);
+        assert!(p.compute.sm_count.as_ref().unwrap().source.contains("Tesla_T4.json"));
+    }
+
+    #[test]
+    fn ghz_clock_and_amd_vendor() {
+        let text = r#"{"Device":"AMD Instinct MI100","Mem_Bw":1228,"Num_Sm":120,"Freq":1.502,"SingleFLOPsMM":46100,"SingleFLOPsVEC":23100}"#;
+        let p = HardwareProfile::from_spec_sheet_json(text, Path::new("mi100.json")).unwrap();
+        assert_eq!(p.vendor, Vendor::Amd);
+        assert_eq!(p.compute.peak_fp32_tflops.as_ref().unwrap().value, 23.1);
+        assert_eq!(p.compute.peak_fp32_matrix_tflops.as_ref().unwrap().value, 46.1);
+        assert_eq!(p.compute.boost_clock_mhz.as_ref().unwrap().value, 1502.0);
+    }
+
+    #[test]
+    fn refuses_missing_and_non_positive_figures() {
+        let missing = r#"{"Device":"X","Num_Sm":10,"SingleFLOPs":100}"#;
+        let err = HardwareProfile::from_spec_sheet_json(missing, Path::new("x.json")).unwrap_err();
+        assert!(
+            err.to_string().contains("x.json") && err.to_string().contains("Mem_Bw"),
+            "{err}"
+        );
+        let zero = r#"{"Device":"X","Num_Sm":10,"SingleFLOPs":0,"Mem_Bw":100}"#;
+        assert!(HardwareProfile::from_spec_sheet_json(zero, Path::new("x.json")).is_err());
+    }
+}
