@@ -1,6 +1,7 @@
 //! Leave-one-GPU-out over a directory laid out like `../shared/public`:
 //! for each GPU, fit without its measurements (NeuSight's and, for the same
-//! GPU, ETS's), predict only it from its spec sheet, and score.
+//! GPU, ETS's), predict only it from its spec sheet, and score; then ETS's
+//! batch what-if: fit without the largest batch's files, predict them.
 
 use std::path::Path;
 
@@ -56,6 +57,10 @@ pub fn sweep(dir: &Path, out: &Path, params: &FitParams, progress: &dyn Fn(&str)
             units.push(vec![folder.clone()]);
         }
     }
+    // ETS's batch what-if: fit on the smaller batches, predict the largest.
+    if let Some(largest) = read_ets_dir(dir)?.iter().max_by_key(|f| f.batch) {
+        units.push(vec![largest.batch_key()]);
+    }
     let mut result = SweepResult {
         runs: Vec::new(),
         scored: Vec::new(),
@@ -75,7 +80,13 @@ pub fn sweep(dir: &Path, out: &Path, params: &FitParams, progress: &dyn Fn(&str)
         result
             .runs
             .push((unit.join(" + "), run.fit_seconds, run.evaluation.ops_predicted));
-        result.scored.extend(run.evaluation.scored);
+        let held = unit.join(" + ");
+        result.scored.extend(run.evaluation.scored.into_iter().map(|mut s| {
+            if s.set == "ets" {
+                s.group = format!("{} (held out: {held})", s.group);
+            }
+            s
+        }));
     }
     result.report = report::markdown(&result.scored, &[dir]);
     Ok(result)

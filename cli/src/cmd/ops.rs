@@ -88,10 +88,10 @@ pub struct BenchArgs {
     eval: PathBuf,
     #[arg(long)]
     out: PathBuf,
-    /// Leave these GPUs' measurements out of training (NeuSight folder names or ETS folders).
+    /// Leave these GPUs' measurements out of training (NeuSight folder names, ETS folders, or `ets-batch:N`).
     #[arg(long, value_delimiter = ',')]
     holdout: Vec<String>,
-    /// Predict only these GPUs of the evaluation directory.
+    /// Predict only these GPUs of the evaluation directory (names as for --holdout).
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Also save the fitted model here.

@@ -1,0 +1,92 @@
+//! `tracecast ops` and `--gpu` lookup: the op model on NeuSight's and ETS's
+//! public data (../shared/public), and spec sheets as GPUs.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// Leave one GPU out on the real data: the T4's labels and per-op rows are
+/// predicted from its spec sheet by a model that never saw a T4.
+#[test]
+fn bench_holds_a_gpu_out_and_predicts_it_from_its_spec_sheet() {
+    let Some(public) = shared("public") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let run = tracecast(&[
+        "ops",
+        "bench",
+        "--train",
+        s(&public),
+        "--eval",
+        s(&public),
+        "--out",
+        s(&out),
+        "--holdout",
+        "Tesla_T4,T4CPUALL",
+        "--only",
+        "Tesla_T4,T4CPUALL",
+        "--num-iterations",
+        "120",
+    ]);
+    let (stdout, stderr) = text(&run);
+    assert!(run.status.success(), "{stdout}\n{stderr}");
+    let e2e = std::fs::read_to_string(out.join("neusight_e2e.csv")).unwrap();
+    assert_eq!(
+        e2e.lines().next().unwrap(),
+        "gpu,model,mode,seqlen,batch,option,predicted_ms"
+    );
+    assert_eq!(e2e.lines().count(), 1 + 5, "the T4's five labels:\n{e2e}");
+    // Each within 25% of the measured forward latency: a model that
+    // memorised the T4 would be near 0; a broken one far off.
+    let mut worst: f64 = 0.0;
+    for line in e2e.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let label = public.join(format!(
+            "neusight/label/{}/{}-{}-{}-{}.json",
+            f[0], f[1], f[2], f[3], f[4]
+        ));
+        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(label).unwrap()).unwrap();
+        let measured = json["fw_latency"].as_f64().unwrap();
+        let predicted: f64 = f[6].parse().unwrap();
+        worst = worst.max((predicted - measured).abs() / measured);
+    }
+    assert!(worst < 0.25, "worst T4 label error {worst}");
+    let ets = std::fs::read_to_string(out.join("ets.csv")).unwrap();
+    assert_eq!(ets.lines().filter(|l| l.starts_with("T4CPUALL,")).count(), 4, "{ets}");
+    let perop = std::fs::read_to_string(out.join("neusight_perop.csv")).unwrap();
+    assert!(perop.lines().skip(1).all(|l| l.contains(",Tesla_T4,")));
+    assert!(
+        stdout.contains("End-to-end error") && stdout.contains("prediction speed"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn gpu_short_names_and_spec_sheets() {
+    let dir = tempfile::tempdir().unwrap();
+    let sheet = dir.path().join("NVIDIA_L40.json");
+    std::fs::write(
+        &sheet,
+        r#"{"Device":"NVIDIA L40","Dev_Mem":48,"Mem_Bw":864,"Num_Sm":142,"Core_Per_SM":128,"Freq":2490,"SingleFLOPs":90520,"L2Cache":96}"#,
+    )
+    .unwrap();
+    // An ambiguous short name lists the candidates.
+    let run = tracecast(&["scaling", "--measured", s(dir.path()), "--gpu", "A100"]);
+    let (_, stderr) = text(&run);
+    assert!(!run.status.success());
+    assert!(
+        stderr.contains("ambiguous") && stderr.contains("A100 SXM4 40GB") && stderr.contains("A100 SXM4 80GB"),
+        "{stderr}"
+    );
+    // A spec sheet is a GPU: the scaling verb gets past the lookup and
+    // stops at what the sheet lacks (a GPU link), naming the GPU.
+    let run = tracecast(&["scaling", "--measured", s(dir.path()), "--gpu", s(&sheet)]);
+    let (_, stderr) = text(&run);
+    assert!(stderr.contains("NVIDIA L40"), "{stderr}");
+}
