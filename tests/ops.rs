@@ -60,7 +60,11 @@ fn bench_holds_a_gpu_out_and_predicts_it_from_its_spec_sheet() {
     let ets = std::fs::read_to_string(out.join("ets.csv")).unwrap();
     assert_eq!(ets.lines().filter(|l| l.starts_with("T4CPUALL,")).count(), 4, "{ets}");
     let perop = std::fs::read_to_string(out.join("neusight_perop.csv")).unwrap();
-    assert!(perop.lines().skip(1).all(|l| l.contains(",Tesla_T4,")));
+    let rows: Vec<&str> = perop.lines().skip(1).collect();
+    assert!(
+        !rows.is_empty() && rows.iter().all(|l| l.contains(",Tesla_T4,")),
+        "{perop}"
+    );
     assert!(
         stdout.contains("End-to-end error") && stdout.contains("prediction speed"),
         "{stdout}"

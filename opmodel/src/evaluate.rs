@@ -117,7 +117,16 @@ fn per_op(
 ) -> Result<(), OpModelError> {
     let dir = eval.join("neusight/per_op/test");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect())
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| {
+                    p.is_file()
+                        && p.to_str()
+                            .is_some_and(|s| s.ends_with(".csv") || s.ends_with(".csv.gz"))
+                })
+                .collect()
+        })
         .unwrap_or_default();
     files.sort();
     let path = out.join("neusight_perop.csv");

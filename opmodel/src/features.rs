@@ -45,9 +45,6 @@ pub const INPUT_NAMES: [&str; 29] = [
     "gpu_log10_ridge",
 ];
 
-/// Inputs LightGBM treats as categories.
-pub const CATEGORICAL: [&str; 3] = ["kind", "pass", "ew_func"];
-
 /// The shortest roofline time, µs: a bound for work-free nodes so the
 /// utilisation ratio stays finite.
 const MIN_ROOFLINE_US: f64 = 1e-3;

@@ -46,6 +46,7 @@ fn parse_shapes(text: &str) -> Vec<Vec<f64>> {
                 number.clear();
                 if depth == inner_depth
                     && let Some(c) = current.take()
+                    && !c.is_empty()
                 {
                     shapes.push(c);
                 }
@@ -96,6 +97,27 @@ fn module_class(meta: &str) -> &str {
         .unwrap_or("")
 }
 
+/// The function or method a node calls: `add` from `<built-in function
+/// add>`, `matmul` from `<built-in method matmul of type object at 0x..>`,
+/// `softmax` from `<function softmax at 0x..>`, `finfo` from
+/// `<class 'torch.finfo'>`; a method's target is its name already.
+fn function_name(target: &str) -> &str {
+    let t = target.trim();
+    for prefix in ["<built-in function ", "<built-in method ", "<function "] {
+        if let Some(rest) = t.strip_prefix(prefix) {
+            return rest.split([' ', '>']).next().unwrap_or(rest);
+        }
+    }
+    if let Some(rest) = t.strip_prefix("<class '") {
+        return rest
+            .split('\'')
+            .next()
+            .and_then(|c| c.rsplit('.').next())
+            .unwrap_or(rest);
+    }
+    t
+}
+
 /// The work of one node. `training`: dropout does work (in inference it is
 /// the identity).
 fn node_work(op: &str, target: &str, meta: &str, inputs: &[Vec<f64>], output: &[f64], training: bool) -> OpWork {
@@ -117,7 +139,9 @@ fn node_work(op: &str, target: &str, meta: &str, inputs: &[Vec<f64>], output: &[
             OpWork::no_work()
         }
     };
-    let name = target.to_ascii_lowercase();
+    let name = function_name(target).to_ascii_lowercase();
+    let name = name.as_str();
+    let is = |names: &[&str]| names.contains(&name);
     match op {
         "call_module" => match module_class(meta) {
             "Linear" | "Conv1D" => linear(
@@ -131,7 +155,7 @@ fn node_work(op: &str, target: &str, meta: &str, inputs: &[Vec<f64>], output: &[
             class => elementwise(EwFunc::from_name(class)),
         },
         "call_function" | "call_method" => {
-            if name.contains("addmm") && inputs.len() >= 3 {
+            if name == "addmm" && inputs.len() >= 3 {
                 let (a, b) = (&inputs[1], &inputs[2]);
                 let mut w = OpWork::gemm(
                     1.0,
@@ -142,21 +166,21 @@ fn node_work(op: &str, target: &str, meta: &str, inputs: &[Vec<f64>], output: &[
                 );
                 w.bytes += 4.0 * numel(&inputs[0]);
                 w
-            } else if name.contains("matmul") || name.contains("bmm") {
+            } else if is(&["matmul", "bmm", "baddbmm"]) {
                 matmul(inputs, output)
-            } else if name.contains("softmax") {
+            } else if is(&["softmax", "log_softmax"]) {
                 OpWork::softmax(out_n, output.last().copied().unwrap_or(1.0))
-            } else if name.contains("layer_norm") {
+            } else if name == "layer_norm" {
                 OpWork::layer_norm(out_n, output.last().copied().unwrap_or(1.0))
-            } else if name.contains("embedding") {
+            } else if name == "embedding" {
                 OpWork::gather(out_n, numel(first))
-            } else if name.contains("dropout") {
+            } else if name == "dropout" {
                 if training {
                     elementwise(EwFunc::Dropout)
                 } else {
                     OpWork::no_work()
                 }
-            } else if [
+            } else if is(&[
                 "contiguous",
                 "to",
                 "type",
@@ -166,55 +190,65 @@ fn node_work(op: &str, target: &str, meta: &str, inputs: &[Vec<f64>], output: &[
                 "bool",
                 "half",
                 "clone",
-            ]
-            .iter()
-            .any(|m| name == *m)
-            {
+            ]) {
                 if out_n > 1.0 {
                     OpWork::copy(out_n)
                 } else {
                     OpWork::no_work()
                 }
-            } else if ["cumsum", "max", "sum", "mean", "min"].iter().any(|m| name.contains(m)) {
+            } else if is(&["cumsum", "max", "sum", "mean", "min"]) {
                 if out_n > 1.0 || numel(first) > 1.0 {
                     OpWork::reduction(numel(first), out_n)
                 } else {
                     OpWork::no_work()
                 }
-            } else if ["full", "ones", "zeros", "arange", "tensor"]
-                .iter()
-                .any(|m| name.contains(m))
-            {
+            } else if is(&[
+                "full",
+                "ones",
+                "zeros",
+                "arange",
+                "tensor",
+                "ones_like",
+                "zeros_like",
+                "full_like",
+            ]) {
                 if out_n > 1.0 {
                     OpWork::elementwise(EwFunc::Other, out_n, 0.0)
                 } else {
                     OpWork::no_work()
                 }
-            } else if [
+            } else if is(&[
                 "add",
+                "iadd",
                 "sub",
+                "isub",
+                "rsub",
                 "mul",
+                "imul",
                 "truediv",
                 "div",
+                "floordiv",
                 "pow",
                 "gelu",
                 "tanh",
                 "relu",
+                "sigmoid",
+                "silu",
                 "where",
                 "masked_fill",
+                "masked_fill_",
                 "gt",
                 "lt",
+                "ge",
+                "le",
                 "eq",
                 "ne",
                 "neg",
                 "rsqrt",
                 "sqrt",
                 "exp",
-            ]
-            .iter()
-            .any(|m| name.contains(m))
-            {
-                elementwise(EwFunc::from_name(&name))
+            ]) {
+                elementwise(EwFunc::from_name(name))
             } else {
                 // view, size, getitem, permute, transpose, expand, reshape, split, dim, getattr, finfo ...
                 OpWork::no_work()
@@ -291,6 +325,45 @@ pub fn has_backward(node: &Node) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn function_names_are_matched_whole() {
+        assert_eq!(function_name("<built-in function getitem>"), "getitem");
+        assert_eq!(
+            function_name("<built-in method matmul of type object at 0x7f30>"),
+            "matmul"
+        );
+        assert_eq!(function_name("<function softmax at 0x7f30>"), "softmax");
+        assert_eq!(function_name("<class 'torch.finfo'>"), "finfo");
+        // `getitem` of a big tensor is a view, not element-wise work ("built-in" holds "lt").
+        let w = node_work(
+            "call_function",
+            "<built-in function getitem>",
+            "",
+            &[vec![4.0, 1024.0, 1280.0]],
+            &[4.0, 1024.0, 1280.0],
+            true,
+        );
+        assert_eq!(w.kind, OpKind::NoWork);
+        let e = node_work(
+            "call_method",
+            "expand",
+            "",
+            &[vec![2.0, 2048.0]],
+            &[2.0, 2048.0, 2048.0],
+            true,
+        );
+        assert_eq!(e.kind, OpKind::NoWork);
+        let add = node_work(
+            "call_function",
+            "<built-in function add>",
+            "",
+            &[vec![4.0, 8.0], vec![4.0, 8.0]],
+            &[4.0, 8.0],
+            true,
+        );
+        assert_eq!((add.kind, add.ew), (OpKind::Elementwise, Some(EwFunc::Add)));
+    }
 
     #[test]
     fn shapes_parse() {

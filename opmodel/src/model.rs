@@ -137,8 +137,9 @@ impl OpModel {
         let mut y = Vec::with_capacity(samples.len());
         let mut w = Vec::with_capacity(samples.len());
         // Datasheets do not always state the SM count or the L2 (H200,
-        // B200): every few samples are repeated without them, so the model
-        // learns what to do when they are missing instead of guessing.
+        // B200), and a kernel in a trace has a GEMM's FLOPs and bytes but
+        // not its shape: every few samples are repeated without them, so the
+        // model learns what to do when they are missing instead of guessing.
         let partial: Vec<GpuSpec> = gpus
             .iter()
             .map(|g| GpuSpec {
@@ -150,13 +151,15 @@ impl OpModel {
         for (i, s) in samples.iter().enumerate() {
             let roof = roofline_us(&s.work, &gpus[s.gpu]);
             let target = (s.measured_us.max(1e-6) / roof).ln() as f32;
-            let specs: &[&GpuSpec] = if i % PARTIAL_SPEC_EVERY == 0 {
-                &[&gpus[s.gpu], &partial[s.gpu]]
-            } else {
-                &[&gpus[s.gpu]]
-            };
-            for gpu in specs {
-                push_inputs(&s.work, gpu, &mut x);
+            let mut variants = vec![(s.work, &gpus[s.gpu])];
+            if i % PARTIAL_SPEC_EVERY == 0 {
+                variants.push((s.work, &partial[s.gpu]));
+                if s.work.gemm.is_some() {
+                    variants.push((OpWork { gemm: None, ..s.work }, &gpus[s.gpu]));
+                }
+            }
+            for (work, gpu) in variants {
+                push_inputs(&work, gpu, &mut x);
                 y.push(target);
                 w.push(s.weight);
             }

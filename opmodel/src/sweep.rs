@@ -9,6 +9,7 @@ use tracecast_schemas::hardware::builtin_catalog;
 
 use crate::ets::{folder_gpu, read_ets_dir};
 use crate::evaluate::Scored;
+use crate::gpu::GpuSpec;
 use crate::model::FitParams;
 use crate::neusight::read_labels;
 use crate::{OpModelError, PublicOptions, report, run_public, spec_sheets};
@@ -18,6 +19,16 @@ pub struct SweepResult {
     pub runs: Vec<(String, f64, usize)>,
     pub scored: Vec<Scored>,
     pub report: String,
+}
+
+fn same_figures(a: &GpuSpec, b: &GpuSpec) -> bool {
+    GpuSpec {
+        name: String::new(),
+        ..a.clone()
+    } == GpuSpec {
+        name: String::new(),
+        ..b.clone()
+    }
 }
 
 /// `progress` is called with each held-out GPU before its fit.
@@ -40,8 +51,25 @@ pub fn sweep(dir: &Path, out: &Path, params: &FitParams, progress: &dyn Fn(&str)
         f
     };
     let mut placed = vec![false; ets_folders.len()];
+    let mut covered: Vec<&String> = Vec::new();
     for key in &keys {
-        let mut unit = vec![key.clone()];
+        if covered.contains(&key) {
+            continue;
+        }
+        // GPUs with the same spec figures (A100 PCIe and SXM4 40GB, MI210
+        // and MI250) are one GPU to the model: held out together.
+        let twins: Vec<&String> = keys
+            .iter()
+            .filter(|k| {
+                *k == key
+                    || gpus
+                        .spec(k)
+                        .zip(gpus.spec(key))
+                        .is_some_and(|(a, b)| same_figures(a, b))
+            })
+            .collect();
+        covered.extend(twins.iter().copied());
+        let mut unit: Vec<String> = twins.into_iter().cloned().collect();
         if let Some(spec) = gpus.spec(key) {
             for (i, folder) in ets_folders.iter().enumerate() {
                 if folder_gpu(folder, &gpus, &catalog).is_some_and(|s| s.name == spec.name) {

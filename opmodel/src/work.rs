@@ -262,8 +262,10 @@ impl OpWork {
         b
     }
 
-    /// The work at another batch size: every count of the batch dimension
-    /// scales; a GEMM's weight (for `linear`/`conv`) does not.
+    /// The work at another batch size: FLOPs, bytes and elements scale, and
+    /// so do a GEMM's batch (bmm) or rows (linear, conv). Bytes include the
+    /// weights, which do not grow with the batch: for weight-heavy GEMMs this
+    /// overstates the memory side (their compute side dominates).
     pub fn scaled(&self, factor: f64) -> OpWork {
         let mut s = *self;
         s.flops *= factor;

@@ -137,10 +137,13 @@ fn public_dir(root: &Path, with_latency: bool) {
             }
         }
         gz(&ns.join(format!("per_op/train/bmm/{key}.csv.gz")), &csv);
-        write(
-            &ns.join(format!("label/{key}/tiny-train-128-2.json")),
-            r#"{"num_layer": 4, "e2e_latency": 3.0, "fw_latency": 1.0, "bwall_latency": 2.0}"#,
-        );
+        // An evaluation set keeps only `num_layer` in its labels.
+        let label = if with_latency {
+            r#"{"num_layer": 4, "e2e_latency": 0.97, "fw_latency": 0.32, "bwall_latency": 0.65}"#
+        } else {
+            r#"{"num_layer": 4}"#
+        };
+        write(&ns.join(format!("label/{key}/tiny-train-128-2.json")), label);
         let graph = "op,target,meta,input_shapes,output_shape,fw_latency,bw_latency,acc_latency,Name\n\
 placeholder,x,{},[],\"(2, 128, 256)\",0,0,0,x\n\
 call_module,m.layer.0.fc,\"OrderedDict([('m.layer.0', <class 'a.Layer'>), ('m.layer.0.fc', <class 'torch.nn.modules.linear.Linear'>)])\",\"[[2, 128, 256]]\",\"(2, 128, 1024)\",0.05,0.1,0.01,fc\n\
@@ -166,46 +169,68 @@ call_module,head,\"OrderedDict([('head', <class 'torch.nn.modules.linear.Linear'
 }
 
 #[test]
-fn bench_writes_every_prediction_file_and_scores_only_what_it_can() {
+fn bench_writes_every_prediction_file_and_never_reads_eval_latencies() {
     let dir = tempfile::tempdir().unwrap();
-    let (train, eval, out) = (
-        dir.path().join("train"),
-        dir.path().join("eval"),
-        dir.path().join("out"),
-    );
+    let train = dir.path().join("train");
     public_dir(&train, true);
-    public_dir(&eval, false);
-    // The eval set's label has no graph beside it: the train set's is used.
-    std::fs::remove_file(eval.join("neusight/label/GPU_B/tiny-train-128-2.csv.gz")).unwrap();
-    let run = run_public(&PublicOptions {
-        train: train.clone(),
-        eval: eval.clone(),
-        out: out.clone(),
-        params: FitParams {
-            num_iterations: 30,
-            min_data_in_leaf: 1,
-            num_threads: 1,
-            ..FitParams::default()
-        },
-        holdout: vec![],
-        only: vec![],
-    })
-    .unwrap();
-    let e2e = std::fs::read_to_string(out.join("neusight_e2e.csv")).unwrap();
+    let run = |eval: &Path, out: &Path| {
+        run_public(&PublicOptions {
+            train: train.clone(),
+            eval: eval.to_path_buf(),
+            out: out.to_path_buf(),
+            params: FitParams {
+                num_iterations: 30,
+                min_data_in_leaf: 1,
+                num_threads: 1,
+                ..FitParams::default()
+            },
+            holdout: vec![],
+            only: vec![],
+        })
+        .unwrap()
+    };
+    // The same evaluation set with and without its latencies; its GPU_B
+    // label has no graph beside it, so the train set's is used.
+    let (measured, blind) = (dir.path().join("measured"), dir.path().join("blind"));
+    public_dir(&measured, true);
+    public_dir(&blind, false);
+    for eval in [&measured, &blind] {
+        std::fs::remove_file(eval.join("neusight/label/GPU_B/tiny-train-128-2.csv.gz")).unwrap();
+    }
+    let (out_measured, out_blind) = (dir.path().join("out-measured"), dir.path().join("out-blind"));
+    let scored = run(&measured, &out_measured);
+    let blind_run = run(&blind, &out_blind);
+    for file in ["neusight_e2e.csv", "neusight_perop.csv", "ets.csv"] {
+        assert_eq!(
+            std::fs::read(out_measured.join(file)).unwrap(),
+            std::fs::read(out_blind.join(file)).unwrap(),
+            "{file}: predictions changed with the evaluation set's latencies"
+        );
+    }
+    let e2e = std::fs::read_to_string(out_blind.join("neusight_e2e.csv")).unwrap();
     let lines: Vec<&str> = e2e.lines().collect();
     assert_eq!(lines[0], "gpu,model,mode,seqlen,batch,option,predicted_ms");
     assert_eq!(lines.len(), 3, "{e2e}");
     assert!(lines[1].starts_with("GPU_A,tiny,train,128,2,,"), "{e2e}");
     let ms: f64 = lines[2].rsplit(',').next().unwrap().parse().unwrap();
     assert!(ms > 0.0 && ms.is_finite());
-    let ets = std::fs::read_to_string(out.join("ets.csv")).unwrap();
+    let ets = std::fs::read_to_string(out_blind.join("ets.csv")).unwrap();
     assert!(
         ets.starts_with("gpu_folder,file,batch,h,predicted_ms\nT4CPUALL,alexnet.1_7.csv,16,64,"),
         "{ets}"
     );
-    assert!(out.join("neusight_perop.csv").is_file());
-    // Latencies removed from the eval set: nothing is scored.
-    assert!(run.evaluation.scored.iter().all(|s| s.measured_ms.is_none()));
-    assert!(run.report.contains("predictions only"), "{}", run.report);
-    assert!(run.collected.per_op_rows == 12 && run.collected.node_rows > 0);
+    // Scored only where the evaluation set kept measurements.
+    assert!(blind_run.evaluation.scored.iter().all(|s| s.measured_ms.is_none()));
+    assert!(blind_run.report.contains("predictions only"), "{}", blind_run.report);
+    assert!(
+        scored
+            .evaluation
+            .scored
+            .iter()
+            .filter(|s| s.measured_ms.is_some())
+            .count()
+            >= 3
+    );
+    assert!(scored.report.contains("End-to-end error"), "{}", scored.report);
+    assert!(blind_run.collected.per_op_rows == 12 && blind_run.collected.node_rows > 0);
 }

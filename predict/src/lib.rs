@@ -37,8 +37,9 @@ pub struct ScalingOptions {
 
 pub struct PredictRequest<'a> {
     pub model: &'a Model,
-    /// Moves kernels between GPUs and batch sizes (the shipped one, or `tracecast ops train`'s).
-    pub op_model: &'a OpModel,
+    /// Moves kernels between GPUs and batch sizes (the shipped one, or
+    /// `tracecast ops train`'s); a what-if without one is refused.
+    pub op_model: Option<&'a OpModel>,
     pub table: &'a FeatureTable,
     pub labels: &'a Labels,
     pub catalog: &'a Catalog,
@@ -176,10 +177,14 @@ fn price(req: &PredictRequest, scenario: Scenario) -> Result<(Dataset, StepSums,
                 path: req.table.dir.clone(),
                 reason: format!("--gpu: {e}"),
             })?;
+        let op_model = req.op_model.ok_or_else(|| PredictError::Input {
+            path: req.table.dir.clone(),
+            reason: "a GPU or batch-size what-if needs an op model".into(),
+        })?;
         physical::window_deltas(
             req.table,
             &data,
-            req.op_model,
+            op_model,
             req.catalog,
             target.as_ref(),
             &scales,
@@ -475,7 +480,7 @@ fn coverage_notes(data: &Dataset, coverage: &[Coverage]) -> Vec<String> {
             let total = c.total_ns();
             if total <= 0.0 {
                 return format!(
-                    "trace {}: what-if not applied: no hardware profile for its recorded GPU ({})",
+                    "trace {}: what-if not applied: no hardware profile with a peak FP32 rate and a memory bandwidth for its recorded GPU ({})",
                     info.trace_id,
                     info.recorded_gpu.as_deref().unwrap_or("unknown")
                 );

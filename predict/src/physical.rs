@@ -65,7 +65,12 @@ fn kernel_work(
 ) -> (OpWork, bool) {
     let kind = kind_of(family);
     let dtype = if dtype_bytes > 0.0 { dtype_bytes } else { 4.0 };
-    let known = flops.is_finite() && bytes.is_finite() && (flops > 0.0 || bytes > 0.0);
+    let (flops, bytes) = (
+        if flops.is_finite() { flops } else { 0.0 },
+        if bytes.is_finite() { bytes } else { 0.0 },
+    );
+    // Copies and sets have bytes but no FLOPs: either is enough.
+    let known = flops > 0.0 || bytes > 0.0;
     let mut work = OpWork::elementwise(EwFunc::Other, 0.0, 1.0);
     work.kind = kind;
     work.ew = (kind == OpKind::Elementwise).then_some(EwFunc::Other);
@@ -220,5 +225,8 @@ mod tests {
         assert!((m.bytes / 1e12 * 1e9 - 500.0).abs() < 1e-6);
         let (k, known) = kernel_work(0.0, 1e9, 1e6, 2.0, 1_000.0, &gpu);
         assert!(known && k.flops == 1e9 && k.dtype_bytes == 2.0);
+        // A copy: bytes and no FLOPs.
+        let (c, known) = kernel_work(7.0, f64::NAN, 4e6, 4.0, 1_000.0, &gpu);
+        assert!(known && c.bytes == 4e6 && c.flops == 0.0);
     }
 }

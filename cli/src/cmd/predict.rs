@@ -148,9 +148,11 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
         bail!("--gpus must list GPU counts of at least 1");
     }
     let model = Model::load(&args.model).with_context(|| format!("loading the model {}", args.model.display()))?;
-    let op_model = match &args.op_model {
-        Some(path) => OpModel::load(path)?,
-        None => shipped_model()?,
+    // Only what-ifs move kernels: a plain prediction needs no op model.
+    let op_model = match (&args.op_model, args.gpu.is_some() || args.batch_size.is_some()) {
+        (Some(path), _) => Some(OpModel::load(path)?),
+        (None, true) => Some(shipped_model()?),
+        (None, false) => None,
     };
     let catalog = crate::hardware::catalog(args.hardware.as_deref())?;
     let gpu = args
@@ -211,7 +213,7 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
     }
     let request = PredictRequest {
         model: &model,
-        op_model: &op_model,
+        op_model: op_model.as_ref(),
         table: &table,
         labels: &labels,
         catalog: &catalog,

@@ -26,7 +26,7 @@ struct SpecSheet {
     #[serde(rename = "Mem_Bw")]
     mem_bw: f64,
     #[serde(rename = "Num_Sm")]
-    num_sm: u32,
+    num_sm: Option<f64>,
     #[serde(rename = "Core_Per_SM")]
     core_per_sm: Option<u32>,
     freq: Option<f64>,
@@ -75,7 +75,7 @@ impl HardwareProfile {
             form_factor: None,
             devices_per_package: None,
             compute: Compute {
-                sm_count: Some(Sourced::new(sheet.num_sm, source("Num_Sm"))),
+                sm_count: sheet.num_sm.map(|n| sm_count(n, path)).transpose()?,
                 boost_clock_mhz: freq_mhz.map(|f| Sourced::new(f, source("Freq"))),
                 peak_fp32_tflops: Some(Sourced::new(sheet.single_flops / 1e3, source("SingleFLOPs"))),
                 peak_fp32_matrix_tflops: sheet
@@ -99,6 +99,22 @@ impl HardwareProfile {
             reason: e.reason,
         })?;
         Ok(profile)
+    }
+}
+
+/// `Num_Sm` must be a whole positive number (`108` or `108.0`).
+fn sm_count(n: f64, path: &Path) -> Result<Sourced<u32>, HardwareError> {
+    if n >= 1.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX) {
+        Ok(Sourced::new(
+            n as u32,
+            format!("spec sheet {}, field Num_Sm", path.display()),
+        ))
+    } else {
+        Err(HardwareError::Invalid {
+            path: path.to_path_buf(),
+            field: "Num_Sm".into(),
+            reason: format!("{n} is not a whole number of SMs"),
+        })
     }
 }
 
@@ -141,5 +157,11 @@ mod tests {
         );
         let zero = r#"{"Device":"X","Num_Sm":10,"SingleFLOPs":0,"Mem_Bw":100}"#;
         assert!(HardwareProfile::from_spec_sheet_json(zero, Path::new("x.json")).is_err());
+        let half_sm = r#"{"Device":"X","Num_Sm":10.5,"SingleFLOPs":10,"Mem_Bw":100}"#;
+        assert!(HardwareProfile::from_spec_sheet_json(half_sm, Path::new("x.json")).is_err());
+        // Without an SM count the sheet still reads (the op model handles it missing).
+        let no_sm = r#"{"Device":"X","SingleFLOPs":10,"Mem_Bw":100}"#;
+        let p = HardwareProfile::from_spec_sheet_json(no_sm, Path::new("x.json")).unwrap();
+        assert!(p.compute.sm_count.is_none());
     }
 }
