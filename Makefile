@@ -6,7 +6,7 @@ TRACECAST := target/release/tracecast
 DEMO      := demo-out
 SUDO      ?= $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build test demo deps pydeps bench clean-demo
+.PHONY: all build test demo deps pydeps bench public-sweep clean-demo
 
 PY_VENV := bench/.venv
 
@@ -100,6 +100,7 @@ demo: build clean-demo
 	@sed -n '/^## Step time/,/^Predictors/p' $(DEMO)/model/report.md | grep -v '^Predictors'
 	@echo
 	@echo "== 9. predict: one fixture trace (recorded at batch 16 on an A100) priced on an H100 at batch 32, on 1 to 16 GPUs (100 MB of gradients)"
+	@echo "   (each kernel moved from A100 to H100 and batch 16 to 32 by the built-in op model: roofline physics with a utilisation learned from NeuSight's public measurements)"
 	$(TRACECAST) predict --model $(DEMO)/model --trace fixtures/traces/synthetic-2024-single.pt.trace.json.gz \
 	  --trace-batch-size 16 --trace-model synthetic-mlp --gpu H100 --batch-size 32 --gpus 1,2,4,8,16 \
 	  --gradient-bytes 1e8 --gpu-type H100 --out $(DEMO)/predict
@@ -127,6 +128,10 @@ demo: build clean-demo
 
 clean-demo:
 	@rm -rf $(DEMO)
+
+# Leave-one-GPU-out of the op model on ../shared/public; rewrites the tables in bench/README.md.
+public-sweep: build
+	bench/public.sh --sweep
 
 bench: build
 	bench/ingest.sh

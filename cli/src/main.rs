@@ -26,6 +26,10 @@ const _: fn(arrow::datatypes::SchemaRef) -> datafusion::arrow::datatypes::Schema
 ///   tracecast features --lake /data/lake --window 16 --stride 4 --out /data/features
 ///   tracecast train --features /data/features --labels labels.csv --out /data/model
 ///   tracecast predict --model /data/model --trace run.pt.trace.json.gz --gpu H100 --gpus 1,2,4,8 --out pred
+///
+/// What-ifs on another GPU or batch size go through the built-in op model
+/// (per-operator roofline time over a learned utilisation); retrain it with
+///   tracecast ops train --public ../shared/public --out opmodel.json
 #[derive(Parser)]
 #[command(
     name = "tracecast",

@@ -12,7 +12,7 @@ use crate::collect::GpuTable;
 use crate::ets;
 use crate::graph::{Node, has_backward, read_graph};
 use crate::model::OpModel;
-use crate::neusight::{Label, read_labels, read_per_op};
+use crate::neusight::{Label, read_labels, read_per_op, shape_columns};
 use crate::work::OpWork;
 
 /// One prediction, with the measurement where the evaluation set kept it.
@@ -40,21 +40,20 @@ pub struct Evaluation {
     pub predict_seconds: f64,
 }
 
-/// Shape columns of every per-op layout, in one header.
-const PER_OP_SHAPES: [&str; 12] = [
-    "B",
-    "M",
-    "N",
-    "K",
-    "H",
-    "Input_Channel",
-    "Output_Channel",
-    "Kernel_Szie",
-    "Input_Size",
-    "Stride",
-    "Padding",
-    "large",
-];
+/// Shape columns of every per-op layout, in one header: bmm/linear's,
+/// conv's, the vector ops' `H`, and the test files' `large` flag.
+fn per_op_shape_columns() -> Vec<&'static str> {
+    let mut columns: Vec<&'static str> = Vec::new();
+    for op in ["bmm", "conv", "ln"] {
+        for c in shape_columns(op) {
+            if !columns.contains(c) {
+                columns.push(c);
+            }
+        }
+    }
+    columns.push("large");
+    columns
+}
 
 fn create(path: &Path) -> Result<std::io::BufWriter<std::fs::File>, OpModelError> {
     std::fs::File::create(path)
@@ -131,7 +130,8 @@ fn per_op(
     files.sort();
     let path = out.join("neusight_perop.csv");
     let mut w = create(&path)?;
-    writeln!(w, "file,gpu,op,{},predicted_ms", PER_OP_SHAPES.join(",")).map_err(write_err(&path))?;
+    let shape_header = per_op_shape_columns();
+    writeln!(w, "file,gpu,op,{},predicted_ms", shape_header.join(",")).map_err(write_err(&path))?;
     for file in files {
         let (table, rows) = read_per_op(&file, None)?;
         let name = file
@@ -160,7 +160,7 @@ fn per_op(
         let kind = name.trim_end_matches(".gz").trim_end_matches(".csv").to_string();
         for (&i, us) in kept.iter().zip(&predicted) {
             let row = &rows[i];
-            let shapes: Vec<String> = PER_OP_SHAPES.iter().map(|c| csv_cell(table.get(i, c))).collect();
+            let shapes: Vec<String> = shape_header.iter().map(|c| csv_cell(table.get(i, c))).collect();
             writeln!(
                 w,
                 "{},{},{},{},{:.6}",
