@@ -120,7 +120,7 @@ pub fn window_deltas(
         path: table.dir.join("windows"),
         reason,
     };
-    // (window, kernel duration, work on the recorded GPU, work priced, recorded spec, target spec)
+    // (window, kernel duration, work as recorded, work as priced, trace)
     let mut items: Vec<(usize, f64, OpWork, OpWork, usize)> = Vec::new();
     let mut coverage = vec![Coverage::default(); data.traces.len()];
     let mut window = 0usize;
