@@ -255,6 +255,45 @@ fn predict_prices_another_gpu_batch_and_gpu_count_and_feeds_the_planner() {
     );
 }
 
+/// Without --gpu or --batch-size, the throughput grid still prices the
+/// global batch on other GPU counts, i.e. at other per-GPU batches: the op
+/// model moves those kernels too.
+#[test]
+fn predict_as_recorded_still_fills_the_throughput_grid() {
+    let dir = tempfile::tempdir().unwrap();
+    let features = fixture_features(dir.path());
+    let model = train_fixture(dir.path(), &features);
+    let trace = fixtures().join("traces/synthetic-2024-single.pt.trace.json.gz");
+    let out = dir.path().join("pred");
+    run_ok(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--trace",
+        s(&trace),
+        "--trace-batch-size",
+        "16",
+        "--trace-model",
+        "mlp",
+        "--gpus",
+        "1,2,4",
+        "--gradient-bytes",
+        "1e8",
+        "--out",
+        s(&out),
+    ]);
+    let table = csv_rows(&out.join("throughput.csv"));
+    let one_gpu = |batch: &str| {
+        table
+            .iter()
+            .find(|r| r["batch_size"] == batch && r["num_gpus"] == "1")
+            .map(|r| f(r, "iters_per_s"))
+            .unwrap_or_else(|| panic!("no one-GPU row at global batch {batch}: {table:?}"))
+    };
+    // Four times the batch on one GPU: fewer iterations per second.
+    assert!(one_gpu("64") < one_gpu("16"), "{table:?}");
+}
+
 #[test]
 fn predict_and_train_refuse_what_they_cannot_use() {
     let dir = tempfile::tempdir().unwrap();

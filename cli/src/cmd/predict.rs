@@ -148,8 +148,11 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
         bail!("--gpus must list GPU counts of at least 1");
     }
     let model = Model::load(&args.model).with_context(|| format!("loading the model {}", args.model.display()))?;
-    // Only what-ifs move kernels: a plain prediction needs no op model.
-    let op_model = match (&args.op_model, args.gpu.is_some() || args.batch_size.is_some()) {
+    // Only what-ifs move kernels: another GPU, another batch, or the
+    // throughput grid (which prices the global batch on other GPU counts,
+    // so at other per-GPU batches). A single as-recorded prediction needs none.
+    let what_if = args.gpu.is_some() || args.batch_size.is_some() || args.gpus.len() > 1;
+    let op_model = match (&args.op_model, what_if) {
         (Some(path), _) => Some(OpModel::load(path)?),
         (None, true) => Some(shipped_model()?),
         (None, false) => None,
