@@ -4,11 +4,12 @@
 //! paired with its GPU's spec sheet.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use rayon::prelude::*;
 
 use crate::OpModelError;
+use crate::csvio::csv_files;
 use crate::gpu::GpuSpec;
 use crate::graph::{Node, has_backward, read_graph};
 use crate::model::Sample;
@@ -42,16 +43,6 @@ impl GpuTable {
     pub fn spec(&self, key: &str) -> Option<&GpuSpec> {
         self.get(key).map(|i| &self.specs[i])
     }
-
-    /// Add the GPUs of `other` not known here.
-    pub fn extend(&mut self, other: &BTreeMap<String, GpuSpec>) {
-        for (key, spec) in other {
-            if !self.index.contains_key(key) {
-                self.specs.push(spec.clone());
-                self.index.insert(key.clone(), self.specs.len() - 1);
-            }
-        }
-    }
 }
 
 /// What went into a fit.
@@ -72,29 +63,12 @@ const NODE_WEIGHT: f32 = 3.0;
 /// How far a graph's measured node sum may sit from its label and still be trained on.
 const GRAPH_LABEL_TOLERANCE: f64 = 0.15;
 
-fn files_with_suffix(dir: &Path, suffixes: &[&str]) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return out;
-    };
-    for e in entries.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            out.extend(files_with_suffix(&p, suffixes));
-        } else if p.to_str().is_some_and(|s| suffixes.iter().any(|x| s.ends_with(x))) {
-            out.push(p);
-        }
-    }
-    out.sort();
-    out
-}
-
 /// Measured samples under `root/neusight`, leaving out the GPUs in `holdout`.
 pub fn collect(root: &Path, gpus: &GpuTable, holdout: &BTreeSet<String>) -> Result<Collected, OpModelError> {
     let neusight = root.join("neusight");
     let mut out = Collected::default();
     // Isolated operators.
-    let per_op_files = files_with_suffix(&neusight.join("per_op").join("train"), &[".csv", ".csv.gz"]);
+    let per_op_files = csv_files(&neusight.join("per_op").join("train"));
     let per_op: Vec<_> = per_op_files
         .par_iter()
         .map(|path| {
@@ -111,9 +85,10 @@ pub fn collect(root: &Path, gpus: &GpuTable, holdout: &BTreeSet<String>) -> Resu
                 continue;
             }
             let (Some(ms), Some(gpu)) = (row.latency_ms, gpus.get(&row.gpu)) else {
-                if gpus.get(&row.gpu).is_none() {
-                    out.skipped
-                        .push(format!("{}: no spec sheet for GPU {}", path.display(), row.gpu));
+                let note = format!("{}: no spec sheet for GPU {}", path.display(), row.gpu);
+                // One note per file and GPU, not one per row.
+                if gpus.get(&row.gpu).is_none() && out.skipped.last() != Some(&note) {
+                    out.skipped.push(note);
                 }
                 continue;
             };

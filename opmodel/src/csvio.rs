@@ -3,13 +3,33 @@
 
 use std::collections::HashMap;
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::OpModelError;
 
+/// Every `.csv` and `.csv.gz` file under `dir` (recursively), in path
+/// order; none when `dir` does not exist.
+pub(crate) fn csv_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for path in entries.flatten().map(|e| e.path()) {
+        if path.is_dir() {
+            out.extend(csv_files(&path));
+        } else if path
+            .to_str()
+            .is_some_and(|s| s.ends_with(".csv") || s.ends_with(".csv.gz"))
+        {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
 /// A CSV file's rows, each cell looked up by its header's name.
 pub struct CsvTable {
-    pub headers: Vec<String>,
     index: HashMap<String, usize>,
     pub rows: Vec<csv::StringRecord>,
 }
@@ -37,10 +57,15 @@ impl CsvTable {
             path: path.to_path_buf(),
             reason: e.to_string(),
         };
-        let headers: Vec<String> = reader.headers().map_err(bad)?.iter().map(str::to_string).collect();
-        let index = headers.iter().enumerate().map(|(i, h)| (h.clone(), i)).collect();
+        let index = reader
+            .headers()
+            .map_err(bad)?
+            .iter()
+            .enumerate()
+            .map(|(i, h)| (h.to_string(), i))
+            .collect();
         let rows = reader.records().collect::<Result<Vec<_>, _>>().map_err(bad)?;
-        Ok(CsvTable { headers, index, rows })
+        Ok(CsvTable { index, rows })
     }
 
     pub fn has(&self, column: &str) -> bool {

@@ -20,7 +20,7 @@ use tracecast_schemas::hardware::{Catalog, builtin_catalog, lookup_gpu};
 use crate::OpModelError;
 use crate::collect::GpuTable;
 use crate::csvio::CsvTable;
-use crate::evaluate::{Evaluation, Scored};
+use crate::evaluate::{Evaluation, Scored, create, write_err};
 use crate::gpu::GpuSpec;
 use crate::model::OpModel;
 use crate::work::{EwFunc, OpWork};
@@ -273,10 +273,7 @@ pub fn calibrate(
     sheets: &GpuTable,
     holdout: &[String],
 ) -> Result<EtsCalibration, OpModelError> {
-    let catalog = builtin_catalog().map_err(|e| OpModelError::Spec {
-        gpu: "built-in catalog".into(),
-        reason: e.to_string(),
-    })?;
+    let catalog = builtin_catalog()?;
     let mut gaps: BTreeMap<(i64, i64), Vec<f64>> = BTreeMap::new();
     let mut ratio: BTreeMap<(i64, i64), Vec<f64>> = BTreeMap::new();
     let mut used = 0;
@@ -329,20 +326,10 @@ pub fn predict_dir(
     wanted: &dyn Fn(&str) -> bool,
     ev: &mut Evaluation,
 ) -> Result<(), OpModelError> {
-    let catalog = builtin_catalog().map_err(|e| OpModelError::Spec {
-        gpu: "built-in catalog".into(),
-        reason: e.to_string(),
-    })?;
+    let catalog = builtin_catalog()?;
     let path = out.join("ets.csv");
-    let mut w = std::io::BufWriter::new(std::fs::File::create(&path).map_err(|source| OpModelError::Write {
-        path: path.clone(),
-        source,
-    })?);
-    let werr = |source| OpModelError::Write {
-        path: path.clone(),
-        source,
-    };
-    writeln!(w, "gpu_folder,file,batch,h,predicted_ms").map_err(werr)?;
+    let mut w = create(&path)?;
+    writeln!(w, "gpu_folder,file,batch,h,predicted_ms").map_err(write_err(&path))?;
     for file in read_ets_dir(eval)? {
         if !wanted(&file.gpu_folder) && !wanted(&file.batch_key()) {
             continue;
@@ -365,7 +352,7 @@ pub fn predict_dir(
             .map(|(r, &p)| calibration.row_us(r, p))
             .sum::<f64>()
             / 1e3;
-        writeln!(w, "{},{},{},{},{ms:.6}", file.gpu_folder, file.file, file.batch, file.h).map_err(werr)?;
+        writeln!(w, "{},{},{},{},{ms:.6}", file.gpu_folder, file.file, file.batch, file.h).map_err(write_err(&path))?;
         ev.scored.push(Scored {
             set: "ets",
             gpu: file.gpu_folder.clone(),
@@ -376,7 +363,7 @@ pub fn predict_dir(
             what: file.path.display().to_string(),
         });
     }
-    w.flush().map_err(werr)?;
+    w.flush().map_err(write_err(&path))?;
     ev.files.push(path);
     Ok(())
 }

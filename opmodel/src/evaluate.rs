@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::OpModelError;
 use crate::collect::GpuTable;
+use crate::csvio::csv_files;
 use crate::ets;
 use crate::graph::{Node, has_backward, read_graph};
 use crate::model::OpModel;
@@ -55,7 +56,7 @@ fn per_op_shape_columns() -> Vec<&'static str> {
     columns
 }
 
-fn create(path: &Path) -> Result<std::io::BufWriter<std::fs::File>, OpModelError> {
+pub(crate) fn create(path: &Path) -> Result<std::io::BufWriter<std::fs::File>, OpModelError> {
     std::fs::File::create(path)
         .map(std::io::BufWriter::new)
         .map_err(|source| OpModelError::Write {
@@ -64,7 +65,7 @@ fn create(path: &Path) -> Result<std::io::BufWriter<std::fs::File>, OpModelError
         })
 }
 
-fn write_err(path: &Path) -> impl Fn(std::io::Error) -> OpModelError + '_ {
+pub(crate) fn write_err(path: &Path) -> impl Fn(std::io::Error) -> OpModelError + '_ {
     move |source| OpModelError::Write {
         path: path.to_path_buf(),
         source,
@@ -115,19 +116,7 @@ fn per_op(
     ev: &mut Evaluation,
 ) -> Result<(), OpModelError> {
     let dir = eval.join("neusight/per_op/test");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.path())
-                .filter(|p| {
-                    p.is_file()
-                        && p.to_str()
-                            .is_some_and(|s| s.ends_with(".csv") || s.ends_with(".csv.gz"))
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    files.sort();
+    let files = csv_files(&dir);
     let path = out.join("neusight_perop.csv");
     let mut w = create(&path)?;
     let shape_header = per_op_shape_columns();

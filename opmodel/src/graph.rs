@@ -12,7 +12,6 @@ use crate::work::{EwFunc, OpKind, OpWork};
 /// One graph node as work.
 #[derive(Clone, Debug)]
 pub struct Node {
-    pub name: String,
     pub work: OpWork,
     /// In the repeated transformer layer (layer 0 of the graph).
     pub in_layer: bool,
@@ -306,7 +305,6 @@ pub fn read_graph(path: &Path, training: bool) -> Result<Vec<Node>, OpModelError
             (b, a) => Some(b.unwrap_or(0.0) + a.unwrap_or(0.0)),
         };
         nodes.push(Node {
-            name: table.get(i, "Name").to_string(),
             work,
             in_layer: in_first_layer(meta, target),
             fw_ms: table.number(i, "fw_latency"),

@@ -34,18 +34,16 @@ fn same_figures(a: &GpuSpec, b: &GpuSpec) -> bool {
 /// `progress` is called with each held-out GPU before its fit.
 pub fn sweep(dir: &Path, out: &Path, params: &FitParams, progress: &dyn Fn(&str)) -> Result<SweepResult, OpModelError> {
     let gpus = spec_sheets(&[dir])?;
-    let catalog = builtin_catalog().map_err(|e| OpModelError::Spec {
-        gpu: "built-in catalog".into(),
-        reason: e.to_string(),
-    })?;
+    let catalog = builtin_catalog()?;
     // Units: every NeuSight label GPU, with the ETS folders recorded on it;
     // ETS folders of other GPUs on their own.
     let mut units: Vec<Vec<String>> = Vec::new();
     let mut keys: Vec<String> = read_labels(&dir.join("neusight"))?.into_iter().map(|l| l.gpu).collect();
     keys.sort();
     keys.dedup();
+    let ets_files = read_ets_dir(dir)?;
     let ets_folders: Vec<String> = {
-        let mut f: Vec<String> = read_ets_dir(dir)?.into_iter().map(|f| f.gpu_folder).collect();
+        let mut f: Vec<String> = ets_files.iter().map(|f| f.gpu_folder.clone()).collect();
         f.sort();
         f.dedup();
         f
@@ -86,7 +84,7 @@ pub fn sweep(dir: &Path, out: &Path, params: &FitParams, progress: &dyn Fn(&str)
         }
     }
     // ETS's batch what-if: fit on the smaller batches, predict the largest.
-    if let Some(largest) = read_ets_dir(dir)?.iter().max_by_key(|f| f.batch) {
+    if let Some(largest) = ets_files.iter().max_by_key(|f| f.batch) {
         units.push(vec![largest.batch_key()]);
     }
     let mut result = SweepResult {

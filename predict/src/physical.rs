@@ -26,12 +26,6 @@ pub struct Coverage {
 }
 
 impl Coverage {
-    pub fn add(&mut self, other: &Coverage) {
-        self.from_shapes_ns += other.from_shapes_ns;
-        self.inferred_ns += other.inferred_ns;
-        self.unmoved_ns += other.unmoved_ns;
-    }
-
     pub fn total_ns(&self) -> f64 {
         self.from_shapes_ns + self.inferred_ns + self.unmoved_ns
     }
