@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use tracecast_opmodel::{GpuSpec, OpModel};
 use tracecast_schemas::hardware::{Catalog, HardwareProfile};
-use tracecast_train::{Dataset, FeatureTable, Labels, Model, Scenario, build_dataset};
+use tracecast_train::{Dataset, FeatureTable, Labels, Model, Scenario, batch_scale, build_dataset};
 
 pub use error::PredictError;
 pub use gradients::GradientSource;
@@ -215,20 +215,7 @@ fn relabel(data: &mut Dataset, scenario: &Scenario, table: &FeatureTable) -> Res
         if let Some(gpu) = scenario.gpu {
             info.priced_gpu = Some(gpu.name.clone());
         }
-        let scale = match (scenario.batch_size, info.label.batch_size) {
-            (None, _) => 1.0,
-            (Some(new), Some(old)) => f64::from(new) / f64::from(old),
-            (Some(_), None) => {
-                return Err(PredictError::Input {
-                    path: table.dir.clone(),
-                    reason: format!(
-                        "trace {}: its batch size is unknown, so a batch-size what-if has nothing to scale from \
-                         (give it in a labels file: trace_id,model,batch_size)",
-                        info.trace_id
-                    ),
-                });
-            }
-        };
+        let scale = batch_scale(&info.trace_id, scenario.batch_size, info.label.batch_size, &table.dir)?;
         if scenario.batch_size.is_some() {
             info.batch_size = scenario.batch_size;
         }

@@ -267,6 +267,28 @@ fn only_rows(batch: &RecordBatch, only: &str) -> Result<RecordBatch, arrow::erro
     arrow::compute::filter_record_batch(batch, &mask)
 }
 
+/// The ratio a batch-size what-if scales a trace's work by: the asked
+/// batch over the recorded one (1 without a what-if). `dir` names the
+/// feature table in the error when the recorded batch is unknown.
+pub fn batch_scale(
+    trace_id: &str,
+    asked: Option<u32>,
+    recorded: Option<u32>,
+    dir: &std::path::Path,
+) -> Result<f64, TrainError> {
+    match (asked, recorded) {
+        (None, _) => Ok(1.0),
+        (Some(new), Some(old)) => Ok(f64::from(new) / f64::from(old)),
+        (Some(_), None) => Err(TrainError::Features {
+            path: dir.to_path_buf(),
+            reason: format!(
+                "trace {trace_id}: its batch size is unknown, so a batch-size what-if has nothing to scale from \
+                 (give it in a labels file: trace_id,model,batch_size)"
+            ),
+        }),
+    }
+}
+
 fn trace_infos(
     table: &FeatureTable,
     steps: &[StepRow],
@@ -284,20 +306,7 @@ fn trace_infos(
         let label = labels.get(&step.trace_id);
         let recorded = step.gpu_name.as_deref().and_then(|g| catalog.resolve(g));
         let priced = scenario.gpu.or(recorded);
-        let batch_scale = match (scenario.batch_size, label.batch_size) {
-            (None, _) => 1.0,
-            (Some(new), Some(old)) => f64::from(new) / f64::from(old),
-            (Some(_), None) => {
-                return Err(TrainError::Features {
-                    path: table.dir.clone(),
-                    reason: format!(
-                        "trace {}: its batch size is unknown, so a batch-size what-if has nothing to scale from \
-                         (give it in a labels file: trace_id,model,batch_size)",
-                        step.trace_id
-                    ),
-                });
-            }
-        };
+        let batch_scale = batch_scale(&step.trace_id, scenario.batch_size, label.batch_size, &table.dir)?;
         infos.push(TraceInfo {
             trace_id: step.trace_id.clone(),
             job_id: step.job_id.clone(),

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 pub use artifact::{BOOSTER_FILE, CARD_FILE, Model, ModelCard, TrainingData};
 pub use booster::Regressor;
 pub use config::{SplitKind, TrainConfig};
-pub use dataset::{Dataset, Rows, Scenario, TraceInfo, build as build_dataset, window_input_names};
+pub use dataset::{Dataset, Rows, Scenario, TraceInfo, batch_scale, build as build_dataset, window_input_names};
 pub use error::TrainError;
 pub use evaluate::{Evaluation, PREDICTORS};
 pub use export::write_parquet;

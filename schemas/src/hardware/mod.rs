@@ -313,12 +313,18 @@ impl HardwareProfile {
             path: path.to_path_buf(),
             source: Box::new(e),
         })?;
-        profile.validate().map_err(|e| HardwareError::Invalid {
+        profile.validated(path)
+    }
+
+    /// The profile once [`validate`](Self::validate) passes; `path` names
+    /// the file it came from in the error.
+    fn validated(self, path: &Path) -> Result<HardwareProfile, HardwareError> {
+        self.validate().map_err(|e| HardwareError::Invalid {
             path: path.to_path_buf(),
             field: e.field,
             reason: e.reason,
         })?;
-        Ok(profile)
+        Ok(self)
     }
 
     /// The profile as TOML text (validated first, so nothing invalid is written).

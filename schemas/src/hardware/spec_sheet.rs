@@ -93,12 +93,7 @@ impl HardwareProfile {
             measured: None,
             notes,
         };
-        profile.validate().map_err(|e| HardwareError::Invalid {
-            path: path.to_path_buf(),
-            field: e.field,
-            reason: e.reason,
-        })?;
-        Ok(profile)
+        profile.validated(path)
     }
 }
 
