@@ -49,12 +49,6 @@ pub const INPUT_NAMES: [&str; 29] = [
 /// utilisation ratio stays finite.
 const MIN_ROOFLINE_US: f64 = 1e-3;
 
-/// Roofline time in µs: the slower of compute at peak and memory at full bandwidth.
-pub fn roofline_us(work: &OpWork, gpu: &GpuSpec) -> f64 {
-    let (c, m) = compute_memory_us(work, gpu);
-    c.max(m).max(MIN_ROOFLINE_US)
-}
-
 fn compute_memory_us(work: &OpWork, gpu: &GpuSpec) -> (f64, f64) {
     (work.flops / peak(work, gpu) * 1e6, work.bytes / gpu.bandwidth * 1e6)
 }
@@ -99,8 +93,9 @@ const THREADS_PER_SM: f64 = 2048.0;
 /// Elements one thread handles in PyTorch's vectorised element-wise kernels.
 const ELEMENTS_PER_THREAD: f64 = 4.0;
 
-/// Append the inputs of one pair to `out` (in [`INPUT_NAMES`] order).
-pub fn push_inputs(work: &OpWork, gpu: &GpuSpec, out: &mut Vec<f64>) {
+/// The inputs of one pair (in [`INPUT_NAMES`] order), and its roofline time
+/// in µs, which the model's output multiplies.
+pub fn inputs(work: &OpWork, gpu: &GpuSpec) -> ([f64; INPUT_NAMES.len()], f64) {
     let (c, m) = compute_memory_us(work, gpu);
     let roof = c.max(m).max(MIN_ROOFLINE_US);
     let gemm = work.gemm;
@@ -118,7 +113,7 @@ pub fn push_inputs(work: &OpWork, gpu: &GpuSpec, out: &mut Vec<f64>) {
     // nominal, and with the GPU's peak they would only fingerprint the GPU.
     let compute_bound = matches!(work.kind, OpKind::Gemm | OpKind::Conv);
     let compute = |v: f64| if compute_bound { v } else { f64::NAN };
-    out.extend_from_slice(&[
+    let row = [
         work.kind as u8 as f64,
         work.pass as u8 as f64,
         work.ew.map_or(f64::NAN, |e| e as u8 as f64),
@@ -156,6 +151,6 @@ pub fn push_inputs(work: &OpWork, gpu: &GpuSpec, out: &mut Vec<f64>) {
             f64::NAN
         },
         (peak / gpu.bandwidth).log10(),
-    ]);
-    debug_assert_eq!(out.len() % INPUT_NAMES.len(), 0);
+    ];
+    (row, roof)
 }

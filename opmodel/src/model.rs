@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::OpModelError;
-use crate::features::{INPUT_NAMES, INPUTS_VERSION, push_inputs, roofline_us};
+use crate::features::{INPUT_NAMES, INPUTS_VERSION, inputs};
 use crate::gpu::GpuSpec;
 use crate::work::OpWork;
 
@@ -149,17 +149,18 @@ impl OpModel {
             })
             .collect();
         for (i, s) in samples.iter().enumerate() {
-            let roof = roofline_us(&s.work, &gpus[s.gpu]);
+            // The variants change neither FLOPs, bytes nor peak rates: one roofline.
+            let (row, roof) = inputs(&s.work, &gpus[s.gpu]);
             let target = (s.measured_us.max(1e-6) / roof).ln() as f32;
-            let mut variants = vec![(s.work, &gpus[s.gpu])];
+            let mut rows = vec![row];
             if i % PARTIAL_SPEC_EVERY == 0 {
-                variants.push((s.work, &partial[s.gpu]));
+                rows.push(inputs(&s.work, &partial[s.gpu]).0);
                 if s.work.gemm.is_some() {
-                    variants.push((OpWork { gemm: None, ..s.work }, &gpus[s.gpu]));
+                    rows.push(inputs(&OpWork { gemm: None, ..s.work }, &gpus[s.gpu]).0);
                 }
             }
-            for (work, gpu) in variants {
-                push_inputs(&work, gpu, &mut x);
+            for row in rows {
+                x.extend_from_slice(&row);
                 y.push(target);
                 w.push(s.weight);
             }
@@ -199,24 +200,20 @@ impl OpModel {
             return Ok(Vec::new());
         }
         let width = INPUT_NAMES.len();
-        // LightGBM parallelises inside one call; building the matrix is ours.
-        let chunks: Vec<Vec<f64>> = pairs
-            .par_chunks(16_384)
-            .map(|chunk| {
-                let mut x = Vec::with_capacity(chunk.len() * width);
-                for (work, gpu) in chunk {
-                    push_inputs(work, gpu, &mut x);
-                }
-                x
-            })
-            .collect();
-        let x = chunks.concat();
+        // LightGBM parallelises inside one call; building the matrix is ours,
+        // written in place, each row's roofline kept for decoding.
+        let mut x = vec![0.0; pairs.len() * width];
+        let mut roofs = vec![0.0; pairs.len()];
+        x.par_chunks_mut(width)
+            .zip(roofs.par_iter_mut())
+            .zip(pairs.par_iter())
+            .for_each(|((row, roof), (work, gpu))| {
+                let (values, r) = inputs(work, gpu);
+                row.copy_from_slice(&values);
+                *roof = r;
+            });
         let raw = self.booster.predict(&x, width as i32, true)?;
-        Ok(raw
-            .into_iter()
-            .zip(pairs)
-            .map(|(r, (work, gpu))| decode(r, roofline_us(work, gpu)))
-            .collect())
+        Ok(raw.into_iter().zip(roofs).map(|(r, roof)| decode(r, roof)).collect())
     }
 
     pub fn to_json(&self) -> Result<String, OpModelError> {
