@@ -10,8 +10,9 @@ use rayon::prelude::*;
 
 use crate::OpModelError;
 use crate::csvio::csv_files;
+use crate::features::Timing;
 use crate::gpu::GpuSpec;
-use crate::graph::{Node, has_backward, read_graph};
+use crate::graph::{Node, read_graph};
 use crate::model::Sample;
 use crate::neusight::{Label, read_labels, read_per_op};
 use crate::work::OpKind;
@@ -97,6 +98,7 @@ pub fn collect(root: &Path, gpus: &GpuTable, holdout: &BTreeSet<String>) -> Resu
                 gpu,
                 measured_us: ms * 1e3,
                 weight: 1.0,
+                timing: Timing::Sweep,
             });
             out.per_op_rows += 1;
         }
@@ -154,10 +156,11 @@ pub fn collect(root: &Path, gpus: &GpuTable, holdout: &BTreeSet<String>) -> Resu
                     gpu,
                     measured_us: ms * 1e3,
                     weight: NODE_WEIGHT,
+                    timing: Timing::Workload,
                 });
                 out.node_rows += 1;
             }
-            if has_backward(&node)
+            if node.has_backward
                 && let Some(ms) = node.bw_ms.filter(|&m| m > 0.0)
             {
                 out.samples.push(Sample {
@@ -165,6 +168,7 @@ pub fn collect(root: &Path, gpus: &GpuTable, holdout: &BTreeSet<String>) -> Resu
                     gpu,
                     measured_us: ms * 1e3,
                     weight: NODE_WEIGHT,
+                    timing: Timing::Workload,
                 });
                 out.node_rows += 1;
             }

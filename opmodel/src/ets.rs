@@ -21,6 +21,7 @@ use crate::OpModelError;
 use crate::collect::GpuTable;
 use crate::csvio::CsvTable;
 use crate::evaluate::{Evaluation, Scored, create, write_err};
+use crate::features::Timing;
 use crate::gpu::GpuSpec;
 use crate::model::OpModel;
 use crate::work::{EwFunc, OpWork};
@@ -285,7 +286,7 @@ pub fn calibrate(
             continue;
         };
         let pairs: Vec<_> = file.rows.iter().map(|r| (r.work, &spec)).collect();
-        let predicted = model.predict_us(&pairs)?;
+        let predicted = model.predict_us(&pairs, Timing::Workload)?;
         used += 1;
         for (r, p) in file.rows.iter().zip(predicted) {
             let (Some(wall), Some(kernel)) = (r.wall_us, r.kernel_us) else {
@@ -343,7 +344,7 @@ pub fn predict_dir(
             continue;
         };
         let pairs: Vec<_> = file.rows.iter().map(|r| (r.work, &spec)).collect();
-        let predicted = model.predict_us(&pairs)?;
+        let predicted = model.predict_us(&pairs, Timing::Workload)?;
         ev.ops_predicted += predicted.len();
         let ms = file
             .rows

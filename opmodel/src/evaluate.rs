@@ -11,7 +11,8 @@ use crate::OpModelError;
 use crate::collect::GpuTable;
 use crate::csvio::csv_files;
 use crate::ets;
-use crate::graph::{Node, has_backward, read_graph};
+use crate::features::Timing;
+use crate::graph::{Node, read_graph};
 use crate::model::OpModel;
 use crate::neusight::{Label, read_labels, read_per_op, shape_columns};
 use crate::work::OpWork;
@@ -144,7 +145,7 @@ fn per_op(
                     .push(format!("{name} line {}: no spec sheet for GPU {}", i + 2, row.gpu)),
             }
         }
-        let predicted = model.predict_us(&pairs)?;
+        let predicted = model.predict_us(&pairs, Timing::Workload)?;
         ev.ops_predicted += predicted.len();
         let kind = name.trim_end_matches(".gz").trim_end_matches(".csv").to_string();
         for (&i, us) in kept.iter().zip(&predicted) {
@@ -213,7 +214,7 @@ pub fn graph_works(nodes: &[Node], num_layer: f64, training: bool) -> Vec<(OpWor
     for n in nodes.iter().filter(|n| n.work.kind != crate::work::OpKind::NoWork) {
         let times = if n.in_layer { num_layer } else { 1.0 };
         works.push((n.work, times));
-        if training && has_backward(n) {
+        if training && n.has_backward {
             works.push((n.work.backward(), times));
         }
     }
@@ -249,7 +250,7 @@ fn end_to_end(
                 }
                 let works = graph_works(&cache[&key], num_layer, training);
                 let pairs: Vec<(OpWork, &_)> = works.iter().map(|(wk, _)| (*wk, spec)).collect();
-                let us = model.predict_us(&pairs)?;
+                let us = model.predict_us(&pairs, Timing::Workload)?;
                 ev.ops_predicted += us.len();
                 Some(us.iter().zip(&works).map(|(t, (_, times))| t * times).sum::<f64>() / 1e3)
             }

@@ -10,10 +10,26 @@ use crate::work::{OpKind, OpWork};
 
 /// Version of the input list: a model file records it and is refused by a
 /// build whose list differs.
-pub const INPUTS_VERSION: u32 = 1;
+pub const INPUTS_VERSION: u32 = 2;
+
+/// How an operator was timed. NeuSight's per-op training files come from
+/// long sweeps over thousands of random shapes, run back to back: the GPU
+/// runs hot and its GEMMs come out 15-35% slower than the same shapes in a
+/// model's run, most of all on the 70-75 W cards (T4, P4), while its per-op
+/// test shapes, timed in shorter runs, agree with the model runs. The model
+/// learns the difference from both kinds of measurement; predictions are
+/// asked for as a workload runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum Timing {
+    /// Timed inside a long randomized sweep of isolated operators.
+    Sweep = 0,
+    /// Timed as a workload runs it: model graphs' nodes, trace kernels, ETS rows, short benchmarks.
+    Workload = 1,
+}
 
 /// Input names, in matrix-column order.
-pub const INPUT_NAMES: [&str; 29] = [
+pub const INPUT_NAMES: [&str; 30] = [
+    "timing",
     "kind",
     "pass",
     "ew_func",
@@ -95,7 +111,7 @@ const ELEMENTS_PER_THREAD: f64 = 4.0;
 
 /// The inputs of one pair (in [`INPUT_NAMES`] order), and its roofline time
 /// in µs, which the model's output multiplies.
-pub fn inputs(work: &OpWork, gpu: &GpuSpec) -> ([f64; INPUT_NAMES.len()], f64) {
+pub fn inputs(work: &OpWork, gpu: &GpuSpec, timing: Timing) -> ([f64; INPUT_NAMES.len()], f64) {
     let (c, m) = compute_memory_us(work, gpu);
     let roof = c.max(m).max(MIN_ROOFLINE_US);
     let gemm = work.gemm;
@@ -114,6 +130,7 @@ pub fn inputs(work: &OpWork, gpu: &GpuSpec) -> ([f64; INPUT_NAMES.len()], f64) {
     let compute_bound = matches!(work.kind, OpKind::Gemm | OpKind::Conv);
     let compute = |v: f64| if compute_bound { v } else { f64::NAN };
     let row = [
+        timing as u8 as f64,
         work.kind as u8 as f64,
         work.pass as u8 as f64,
         work.ew.map_or(f64::NAN, |e| e as u8 as f64),

@@ -3,6 +3,7 @@
 //! forward and backward latency). Each node becomes the work it launches;
 //! the full model is the graph with its layer repeated `num_layer` times.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use crate::OpModelError;
@@ -19,6 +20,10 @@ pub struct Node {
     pub fw_ms: Option<f64>,
     /// Measured backward plus gradient-accumulation latency, ms.
     pub bw_ms: Option<f64>,
+    /// Whether training runs a backward kernel for it: additions pass the
+    /// gradient through, copies and casts, comparisons and tensor creation
+    /// have none (NeuSight's graphs time no backward for them).
+    pub has_backward: bool,
 }
 
 /// A tensor shape list as FX writes it: `[[16, 512], [1]]`, `(16, 512)`, `[]`.
@@ -274,6 +279,30 @@ fn matmul(inputs: &[Vec<f64>], output: &[f64]) -> OpWork {
     OpWork::gemm(batch, m, n, k, 4.0)
 }
 
+/// Methods that convert a tensor's dtype; a no-op when it has that dtype already.
+const CONVERSIONS: [&str; 9] = [
+    "to", "type", "type_as", "float", "half", "long", "bool", "int", "double",
+];
+
+/// The first node named in an FX `_args` tuple: `truediv` from `(truediv, getattr_8)`.
+fn first_arg(args: &str) -> &str {
+    args.trim()
+        .trim_start_matches('(')
+        .split([',', ')'])
+        .next()
+        .unwrap_or("")
+        .trim()
+}
+
+/// The first flag of an `input_contiguous` list: `[False, True]` -> false.
+fn first_flag(list: &str) -> Option<bool> {
+    match list.trim().trim_start_matches('[').split([',', ']']).next()?.trim() {
+        "True" => Some(true),
+        "False" => Some(false),
+        _ => None,
+    }
+}
+
 /// The nodes of one graph CSV that launch or are timed (placeholders,
 /// attributes and the output node are neither).
 pub fn read_graph(path: &Path, training: bool) -> Result<Vec<Node>, OpModelError> {
@@ -286,6 +315,12 @@ pub fn read_graph(path: &Path, training: bool) -> Result<Vec<Node>, OpModelError
             });
         }
     }
+    // Output dtype of every node by name: a conversion to the dtype its
+    // input already has returns the input itself.
+    let dtypes: HashMap<&str, &str> = (0..table.rows.len())
+        .map(|i| (table.get(i, "Name"), table.get(i, "dtype")))
+        .filter(|(name, dtype)| !name.is_empty() && !dtype.is_empty())
+        .collect();
     let mut nodes = Vec::new();
     for i in 0..table.rows.len() {
         let op = table.get(i, "op");
@@ -299,7 +334,20 @@ pub fn read_graph(path: &Path, training: bool) -> Result<Vec<Node>, OpModelError
             .into_iter()
             .next()
             .unwrap_or_default();
-        let work = node_work(op, target, meta, &inputs, &output, training);
+        let returns_input = match function_name(target) {
+            "contiguous" => first_flag(table.get(i, "input_contiguous")) == Some(true),
+            name if CONVERSIONS.contains(&name) => {
+                let dtype = table.get(i, "dtype");
+                !dtype.is_empty() && dtypes.get(first_arg(table.get(i, "_args"))) == Some(&dtype)
+            }
+            _ => false,
+        };
+        let work = if returns_input {
+            OpWork::no_work()
+        } else {
+            node_work(op, target, meta, &inputs, &output, training)
+        };
+        let name = function_name(target).to_ascii_lowercase();
         let bw = match (table.number(i, "bw_latency"), table.number(i, "acc_latency")) {
             (None, None) => None,
             (b, a) => Some(b.unwrap_or(0.0) + a.unwrap_or(0.0)),
@@ -309,15 +357,41 @@ pub fn read_graph(path: &Path, training: bool) -> Result<Vec<Node>, OpModelError
             in_layer: in_first_layer(meta, target),
             fw_ms: table.number(i, "fw_latency"),
             bw_ms: bw,
+            has_backward: has_backward(&work, &name),
         });
     }
     Ok(nodes)
 }
 
-/// Whether a node has a backward pass worth pricing: work-free nodes and
-/// integer bookkeeping have none.
-pub fn has_backward(node: &Node) -> bool {
-    !matches!(node.work.kind, OpKind::NoWork)
+/// Functions whose gradient needs no kernel of its own, or that have none.
+const NO_BACKWARD: [&str; 17] = [
+    "add",
+    "iadd",
+    "gt",
+    "lt",
+    "ge",
+    "le",
+    "eq",
+    "ne",
+    "full",
+    "ones",
+    "zeros",
+    "arange",
+    "tensor",
+    "ones_like",
+    "zeros_like",
+    "full_like",
+    "cumsum",
+];
+
+/// Whether training runs a backward kernel for a node of this work and
+/// function (see [`Node::has_backward`]).
+fn has_backward(work: &OpWork, function: &str) -> bool {
+    match work.kind {
+        OpKind::NoWork | OpKind::Copy => false,
+        OpKind::Elementwise if work.ew == Some(EwFunc::Add) => false,
+        _ => !NO_BACKWARD.contains(&function),
+    }
 }
 
 #[cfg(test)]
@@ -361,6 +435,39 @@ mod tests {
             true,
         );
         assert_eq!((add.kind, add.ew), (OpKind::Elementwise, Some(EwFunc::Add)));
+    }
+
+    #[test]
+    fn conversions_to_the_same_dtype_and_contiguous_inputs_are_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.csv");
+        std::fs::write(
+            &path,
+            "op,target,meta,input_shapes,input_contiguous,output_shape,dtype,Name,_args,fw_latency,bw_latency,acc_latency\n\
+             call_function,<built-in function truediv>,,\"[[4, 8, 16], [1]]\",\"[True, True]\",\"(4, 8, 16)\",torch.float32,truediv,\"(x, 2)\",0.1,0.1,0\n\
+             call_method,to,,\"[[4, 8, 16], [1]]\",\"[True, True]\",\"(4, 8, 16)\",torch.float32,to,\"(truediv, getattr_8)\",0.01,0,0\n\
+             call_method,to,,\"[[4, 8, 16], [1]]\",\"[True, True]\",\"(4, 8, 16)\",torch.float16,to_1,\"(truediv, getattr_9)\",0.05,0,0\n\
+             call_method,contiguous,,\"[[4, 8, 16]]\",[True],\"(4, 8, 16)\",torch.float32,contiguous,\"(to,)\",0.01,0,0\n\
+             call_method,contiguous,,\"[[4, 8, 16]]\",[False],\"(4, 8, 16)\",torch.float32,contiguous_1,\"(permute,)\",0.07,0,0\n\
+             call_function,<built-in function add>,,\"[[4, 8, 16], [4, 8, 16]]\",\"[True, True]\",\"(4, 8, 16)\",torch.float32,add,\"(a, b)\",0.1,0.01,0\n",
+        )
+        .unwrap();
+        let nodes = read_graph(&path, true).unwrap();
+        let kinds: Vec<OpKind> = nodes.iter().map(|n| n.work.kind).collect();
+        assert_eq!(
+            kinds,
+            [
+                OpKind::Elementwise,
+                OpKind::NoWork,
+                OpKind::Copy,
+                OpKind::NoWork,
+                OpKind::Copy,
+                OpKind::Elementwise
+            ]
+        );
+        // A division has a backward; casts, copies and additions do not.
+        let backward: Vec<bool> = nodes.iter().map(|n| n.has_backward).collect();
+        assert_eq!(backward, [true, false, false, false, false, false]);
     }
 
     #[test]

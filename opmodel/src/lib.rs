@@ -25,6 +25,7 @@ use std::time::Instant;
 pub use collect::{Collected, GpuTable};
 pub use error::OpModelError;
 pub use evaluate::{Evaluation, Scored};
+pub use features::Timing;
 pub use gpu::GpuSpec;
 pub use model::{FitParams, MODEL_FORMAT, MODEL_VERSION, ModelCard, OpModel, Sample};
 pub use shipped::shipped_model;
@@ -132,6 +133,6 @@ fn speed(model: &OpModel, collected: &Collected, gpus: &GpuTable) -> Result<(usi
         .map(|s| (s.work, &gpus.specs[s.gpu]))
         .collect();
     let started = Instant::now();
-    let predicted = model.predict_us(&pairs)?;
+    let predicted = model.predict_us(&pairs, Timing::Workload)?;
     Ok((predicted.len(), started.elapsed().as_secs_f64()))
 }

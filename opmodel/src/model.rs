@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::OpModelError;
-use crate::features::{INPUT_NAMES, INPUTS_VERSION, inputs};
+use crate::features::{INPUT_NAMES, INPUTS_VERSION, Timing, inputs};
 use crate::gpu::GpuSpec;
 use crate::work::OpWork;
 
@@ -32,6 +32,7 @@ pub struct Sample {
     pub measured_us: f64,
     /// Relative weight in the fit (1 for most rows).
     pub weight: f32,
+    pub timing: Timing,
 }
 
 /// LightGBM settings of the fit.
@@ -51,8 +52,8 @@ pub struct FitParams {
 impl Default for FitParams {
     fn default() -> Self {
         FitParams {
-            num_iterations: 400,
-            learning_rate: 0.05,
+            num_iterations: 100,
+            learning_rate: 0.2,
             num_leaves: 63,
             min_data_in_leaf: 20,
             feature_fraction: 0.9,
@@ -150,13 +151,13 @@ impl OpModel {
             .collect();
         for (i, s) in samples.iter().enumerate() {
             // The variants change neither FLOPs, bytes nor peak rates: one roofline.
-            let (row, roof) = inputs(&s.work, &gpus[s.gpu]);
+            let (row, roof) = inputs(&s.work, &gpus[s.gpu], s.timing);
             let target = (s.measured_us.max(1e-6) / roof).ln() as f32;
             let mut rows = vec![row];
             if i % PARTIAL_SPEC_EVERY == 0 {
-                rows.push(inputs(&s.work, &partial[s.gpu]).0);
+                rows.push(inputs(&s.work, &partial[s.gpu], s.timing).0);
                 if s.work.gemm.is_some() {
-                    rows.push(inputs(&OpWork { gemm: None, ..s.work }, &gpus[s.gpu]).0);
+                    rows.push(inputs(&OpWork { gemm: None, ..s.work }, &gpus[s.gpu], s.timing).0);
                 }
             }
             for row in rows {
@@ -194,8 +195,8 @@ impl OpModel {
         })
     }
 
-    /// Predicted time in µs of each (work, GPU) pair.
-    pub fn predict_us(&self, pairs: &[(OpWork, &GpuSpec)]) -> Result<Vec<f64>, OpModelError> {
+    /// Predicted time in µs of each (work, GPU) pair, timed as `timing` says.
+    pub fn predict_us(&self, pairs: &[(OpWork, &GpuSpec)], timing: Timing) -> Result<Vec<f64>, OpModelError> {
         if pairs.is_empty() {
             return Ok(Vec::new());
         }
@@ -208,7 +209,7 @@ impl OpModel {
             .zip(roofs.par_iter_mut())
             .zip(pairs.par_iter())
             .for_each(|((row, roof), (work, gpu))| {
-                let (values, r) = inputs(work, gpu);
+                let (values, r) = inputs(work, gpu, timing);
                 row.copy_from_slice(&values);
                 *roof = r;
             });

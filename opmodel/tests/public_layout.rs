@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use tracecast_opmodel::{FitParams, GpuSpec, OpModel, OpWork, PublicOptions, Sample, run_public};
+use tracecast_opmodel::{FitParams, GpuSpec, OpModel, OpWork, PublicOptions, Sample, Timing, run_public};
 
 /// A made-up GPU family: time = roofline / utilisation + 6 µs launch, with a
 /// utilisation that grows with the work's size.
@@ -54,6 +54,7 @@ fn fitted_model_carries_to_an_unseen_gpu_and_survives_a_round_trip() {
                 gpu: i,
                 measured_us: true_us(&w, g),
                 weight: 1.0,
+                timing: Timing::Sweep,
             });
         }
     }
@@ -68,7 +69,7 @@ fn fitted_model_carries_to_an_unseen_gpu_and_survives_a_round_trip() {
     let unseen = spec("unseen", 12.0, 700.0, 68.0);
     let ws = works();
     let pairs: Vec<_> = ws.iter().map(|w| (*w, &unseen)).collect();
-    let predicted = model.predict_us(&pairs).unwrap();
+    let predicted = model.predict_us(&pairs, Timing::Sweep).unwrap();
     let mape: f64 = ws
         .iter()
         .zip(&predicted)
@@ -78,14 +79,16 @@ fn fitted_model_carries_to_an_unseen_gpu_and_survives_a_round_trip() {
     assert!(mape < 0.15, "unseen-GPU error {mape}");
     // A faster GPU is never slower on a large GEMM.
     let big = OpWork::bmm(16.0, 2048.0, 2048.0, 1024.0);
-    let t = model.predict_us(&[(big, &gpus[0]), (big, &gpus[2])]).unwrap();
+    let t = model
+        .predict_us(&[(big, &gpus[0]), (big, &gpus[2])], Timing::Sweep)
+        .unwrap();
     assert!(t[1] < t[0], "{t:?}");
     // The file round-trips to the same predictions.
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("m.json");
     model.save(&path).unwrap();
     let back = OpModel::load(&path).unwrap();
-    assert_eq!(back.predict_us(&pairs).unwrap(), predicted);
+    assert_eq!(back.predict_us(&pairs, Timing::Sweep).unwrap(), predicted);
     assert_eq!(back.card.trained_gpus, vec!["big", "mid", "small"]);
     // A file of another format is refused with its path.
     std::fs::write(&path, r#"{"format":"other"}"#).unwrap();

@@ -5,7 +5,7 @@
 //! recorded; collectives do not move (the multi-GPU model prices them).
 
 use arrow::array::{Array, AsArray};
-use tracecast_opmodel::{EwFunc, GpuSpec, OpKind, OpModel, OpWork};
+use tracecast_opmodel::{EwFunc, GpuSpec, OpKind, OpModel, OpWork, Timing};
 use tracecast_schemas::features::{
     COMMUNICATION_FAMILY, OPTIMIZER_FAMILY, OPTIMIZER_PHASE, central_positions, position_column,
 };
@@ -177,20 +177,90 @@ pub fn window_deltas(
     if items.is_empty() {
         return Ok((deltas, coverage));
     }
-    let mut pairs = Vec::with_capacity(items.len() * 2);
+    // Per item: the work on the recorded GPU, the same work on the target,
+    // and the priced (batch-scaled) work on the target.
+    let mut pairs = Vec::with_capacity(items.len() * 3);
     for (_, _, work, priced, t) in &items {
         let rec = recorded[*t]
             .as_ref()
             .expect("items only for traces with a recorded spec");
+        let tgt = target.unwrap_or(rec);
         pairs.push((*work, rec));
-        pairs.push((*priced, target.unwrap_or(rec)));
+        pairs.push((*work, tgt));
+        pairs.push((*priced, tgt));
     }
-    let times = op_model.predict_us(&pairs).map_err(|e| bad(e.to_string()))?;
-    for (k, (w, dur, ..)) in items.iter().enumerate() {
-        let ratio = times[2 * k + 1] / times[2 * k].max(1e-9);
-        deltas[*w] += dur * (ratio - 1.0);
+    let times = op_model
+        .predict_us(&pairs, Timing::Workload)
+        .map_err(|e| bad(e.to_string()))?;
+    for (k, (w, dur, work, priced, t)) in items.iter().enumerate() {
+        let rec = recorded[*t]
+            .as_ref()
+            .expect("items only for traces with a recorded spec");
+        let (on_rec, on_tgt, scaled) = (times[3 * k], times[3 * k + 1], times[3 * k + 2]);
+        let tgt = target.unwrap_or(rec);
+        let gpu_ratio = physical_gpu_ratio(on_tgt / on_rec.max(1e-9), rec, tgt, work);
+        let scale = priced.flops.max(priced.bytes) / work.flops.max(work.bytes).max(1e-30);
+        let roof_share = (roofline_us(work, tgt) / on_tgt.max(1e-9)).clamp(0.0, 1.0);
+        let batch_ratio = physical_batch_ratio(scaled / on_tgt.max(1e-9), scale, roof_share);
+        deltas[*w] += dur * (gpu_ratio * batch_ratio - 1.0);
     }
     Ok((deltas, coverage))
+}
+
+/// The op model's GPU ratio for one kernel, held to what the spec sheets
+/// allow: a GPU at least as fast in every figure the work depends on (peak
+/// rate for its dtype, bandwidth, SMs where both sheets give them) never
+/// makes it slower, and one at most as fast never makes it faster.
+fn physical_gpu_ratio(ratio: f64, recorded: &GpuSpec, target: &GpuSpec, work: &OpWork) -> f64 {
+    let sms = |g: &GpuSpec| g.sm_count.is_finite().then_some(g.sm_count);
+    let figures = [
+        (peak(target, work), peak(recorded, work)),
+        (target.bandwidth, recorded.bandwidth),
+    ]
+    .into_iter()
+    .chain(sms(target).zip(sms(recorded)));
+    let (mut faster, mut slower) = (true, true);
+    for (t, r) in figures {
+        faster &= t >= r;
+        slower &= t <= r;
+    }
+    match (faster, slower) {
+        (true, true) => 1.0,
+        (true, false) => ratio.min(1.0),
+        (false, true) => ratio.max(1.0),
+        (false, false) => ratio,
+    }
+}
+
+/// The peak rate a kernel of this work runs against on `gpu`.
+fn peak(gpu: &GpuSpec, work: &OpWork) -> f64 {
+    if matches!(work.kind, OpKind::Gemm | OpKind::Conv) {
+        gpu.peak_gemm_flops(work.dtype_bytes)
+    } else {
+        gpu.peak_flops(work.dtype_bytes)
+    }
+}
+
+/// The work's roofline time on `gpu`, µs.
+fn roofline_us(work: &OpWork, gpu: &GpuSpec) -> f64 {
+    (work.flops / peak(gpu, work)).max(work.bytes / gpu.bandwidth) * 1e6
+}
+
+/// The op model's ratio for `scale` times the work on one GPU, held to
+/// physics: the work added takes at least its roofline time (the work
+/// removed saves at least that), and fixed costs (launch, tails) make the
+/// time grow at most in proportion. `roof_share` is the roofline time over
+/// the predicted time of the unscaled work.
+fn physical_batch_ratio(ratio: f64, scale: f64, roof_share: f64) -> f64 {
+    if !(scale.is_finite() && scale > 0.0) || scale == 1.0 {
+        return 1.0;
+    }
+    let (low, high) = if scale > 1.0 {
+        (1.0 + (scale - 1.0) * roof_share, scale)
+    } else {
+        (scale, 1.0 - (1.0 - scale) * roof_share)
+    };
+    ratio.clamp(low, high)
 }
 
 #[cfg(test)]
@@ -207,6 +277,27 @@ mod tests {
             sm_count: 80.0,
             l2_bytes: 6e6,
         }
+    }
+
+    #[test]
+    fn ratios_stay_physical() {
+        let work = OpWork::linear(8.0, 512.0, 1024.0, 1024.0);
+        let (old, new) = (spec(1e13, 1e12), spec(2e13, 2e12));
+        // A GPU faster in every figure is never slower, and the reverse.
+        assert_eq!(physical_gpu_ratio(1.2, &old, &new, &work), 1.0);
+        assert_eq!(physical_gpu_ratio(0.6, &old, &new, &work), 0.6);
+        assert_eq!(physical_gpu_ratio(0.8, &new, &old, &work), 1.0);
+        // Mixed figures: the model decides.
+        let mixed = spec(2e13, 5e11);
+        assert_eq!(physical_gpu_ratio(1.3, &old, &mixed, &work), 1.3);
+        // Twice the work: at least the added roofline time, at most twice the time.
+        assert_eq!(physical_batch_ratio(0.97, 2.0, 0.0), 1.0);
+        assert_eq!(physical_batch_ratio(0.97, 2.0, 0.25), 1.25);
+        assert_eq!(physical_batch_ratio(2.5, 2.0, 0.25), 2.0);
+        assert_eq!(physical_batch_ratio(1.4, 2.0, 0.25), 1.4);
+        // Half the work: saves at least half its roofline time, at most half the time.
+        assert_eq!(physical_batch_ratio(1.2, 0.5, 0.5), 0.75);
+        assert_eq!(physical_batch_ratio(0.3, 0.5, 0.5), 0.5);
     }
 
     #[test]
