@@ -29,7 +29,9 @@ Compared exactly against tracecast's windows/*.parquet and steps/*.parquet:
 the set of (trace_id, step_id, window_index) rows, the identifier/target
 columns and p*_{grid,block,registers,shared_memory_bytes,occupancy_pct,
 op_depth,launch_delay_ns,gap_ns} for every position; per step, item_count,
-gpu_span_ns, remainder_ns, window_count = ceil(item_count / S), and
+gpu_span_ns, remainder_ns, window_count = ceil(item_count / S),
+dataloader_ns = the summed dur_ns of the step's ops named
+`enumerate(DataLoader)...` (0 where none), and
 sum(target_ns) + remainder_ns == steps.dur_ns.
 """
 import json
@@ -204,6 +206,11 @@ def main(argv):
     exp_steps["window_count"] = -(-exp_steps["item_count"] // S)
     exp_steps = exp_steps.merge(lake_steps, on=["trace_id", "step_id"], how="left")
     exp_steps["remainder_ns"] = exp_steps["dur_ns"].astype("Int64") - exp_steps["gpu_span_ns"]
+    ops = read(lake, "ops", ["trace_id", "step_id", "name", "dur_ns"], traces)
+    loader = ops[ops["name"].str.startswith("enumerate(DataLoader)") & ops["step_id"].notna()]
+    loader = loader.groupby(["trace_id", "step_id"]).agg(dataloader_ns=("dur_ns", "sum")).reset_index()
+    exp_steps = exp_steps.merge(loader, on=["trace_id", "step_id"], how="left")
+    exp_steps["dataloader_ns"] = exp_steps["dataloader_ns"].fillna(0).astype("Int64")
     exp_steps["span_plus_remainder"] = exp_steps["target_plus_remainder"] = exp_steps["dur_ns"]
     sums = got.groupby(["trace_id", "step_id"]).agg(
         target=("target_ns", "sum"), rem=("step_remainder_ns", "first")).reset_index()
@@ -217,7 +224,7 @@ def main(argv):
         errors += len(only)
         print(f"{len(only)} steps not in both (left_only: expected only):\n"
               f"{only[['trace_id', 'step_id', '_merge']].head(5).to_string(index=False)}")
-    scols = ["item_count", "gpu_span_ns", "remainder_ns", "window_count", "dur_ns",
+    scols = ["item_count", "gpu_span_ns", "remainder_ns", "dataloader_ns", "window_count", "dur_ns",
              "span_plus_remainder", "target_plus_remainder"]
     errors += compare(sm[sm["_merge"] == "both"].reset_index(drop=True), scols, "step")
 

@@ -531,8 +531,13 @@ fn shared_traces_by_model_split_and_cross_gpu_prediction() {
             pair[1].0
         );
     }
-    let doubled = one_gpu_ms("V100", "64") / one_gpu_ms("V100", "32");
-    assert!((1.3..=2.1).contains(&doubled), "batch 32 -> 64 costs {doubled}x");
+    // Its steps fetch their batch on the host (num_workers=0, about 70 of
+    // 175 ms): that time follows the batch too, so doubling costs as much on
+    // an H100, where the kernels are short, as on the V100.
+    for gpu in ["V100", "H100"] {
+        let doubled = one_gpu_ms(gpu, "64") / one_gpu_ms(gpu, "32");
+        assert!((1.3..=2.1).contains(&doubled), "{gpu}: batch 32 -> 64 costs {doubled}x");
+    }
 }
 
 #[test]

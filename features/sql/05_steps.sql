@@ -5,6 +5,16 @@
 -- gpu_span_ns is the sum of the step's window targets; with remainder_ns
 -- it adds up to the step's measured wall time. job_id ties the ranks of one
 -- run together (evaluation keeps them on one side of a split).
+-- dataloader_ns is the host time spent fetching the step's batch (PyTorch's
+-- profiler names that `enumerate(DataLoader)#...`): work per sample, which a
+-- batch-size what-if scales.
+
+CREATE VIEW fx_dataloader AS
+SELECT trace_id, step_id, SUM(dur_ns) AS dataloader_ns
+FROM ops
+WHERE selected_trace_key(trace_id) IS NOT NULL AND step_id IS NOT NULL
+  AND name LIKE 'enumerate(DataLoader)%'
+GROUP BY trace_id, step_id;
 
 CREATE VIEW fx_steps AS
 SELECT w.trace_id, w.step_id,
@@ -12,9 +22,11 @@ SELECT w.trace_id, w.step_id,
        MAX(w.step_items) AS item_count,
        SUM(w.target_ns) AS gpu_span_ns,
        MAX(w.step_remainder_ns) AS remainder_ns,
+       COALESCE(MAX(d.dataloader_ns), 0) AS dataloader_ns,
        COUNT(*) AS window_count,
        MAX(w.gpu_name) AS gpu_name,
        MAX(t.job_id) AS job_id
 FROM fx_new_windows w
 LEFT JOIN traces t ON t.trace_id = w.trace_id
+LEFT JOIN fx_dataloader d ON d.trace_id = w.trace_id AND d.step_id = w.step_id
 GROUP BY w.trace_id, w.step_id;

@@ -14,7 +14,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use tracecast_opmodel::{GpuSpec, OpModel};
 use tracecast_schemas::hardware::{Catalog, HardwareProfile};
-use tracecast_train::{Dataset, FeatureTable, Labels, Model, Scenario, batch_scale, build_dataset};
+use tracecast_train::{Dataset, FeatureTable, Labels, Model, Scenario, StepRow, batch_scale, build_dataset};
 
 pub use error::PredictError;
 pub use gradients::GradientSource;
@@ -121,8 +121,9 @@ struct OneGpu {
     backward_ns: f64,
 }
 
-/// A step's predicted time from its window sum and its recorded remainder.
-/// The remainder (CPU time at the step's edges) is kept as recorded; a
+/// A step's predicted time from its window sum and its remainder. The
+/// remainder (CPU time at the step's edges) is kept as recorded but for its
+/// data-loader time, which follows the batch size; a
 /// negative one (GPU work outlasting the CPU step) only holds for the GPU
 /// time it was measured against, so a what-if, or a prediction that would
 /// not stay positive, drops it.
@@ -143,6 +144,16 @@ struct StepSum {
     /// The part of `span_ns` in collectives: on one GPU there are none.
     communication_ns: f64,
     windows: u64,
+    /// How much the step's data-loader time (part of its recorded remainder)
+    /// changes at the scenario's batch: it fetches that many more samples.
+    loader_change_ns: f64,
+}
+
+impl StepSum {
+    /// The step's remainder under the scenario.
+    fn remainder_ns(&self, step: &StepRow) -> f64 {
+        step.remainder_ns as f64 + self.loader_change_ns
+    }
 }
 
 /// Per (trace index, step id).
@@ -167,8 +178,9 @@ fn price(req: &PredictRequest, scenario: Scenario) -> Result<(Dataset, StepSums,
         false,
     )?;
     let preds = req.model.regressor.predict(&data.windows)?;
+    let mut scales = vec![1.0; data.traces.len()];
     let (deltas, coverage) = if scenario.gpu.is_some() || scenario.batch_size.is_some() {
-        let scales = relabel(&mut data, &scenario, req.table)?;
+        scales = relabel(&mut data, &scenario, req.table)?;
         let target = scenario
             .gpu
             .map(GpuSpec::from_profile)
@@ -204,6 +216,13 @@ fn price(req: &PredictRequest, scenario: Scenario) -> Result<(Dataset, StepSums,
         e.communication_ns += p * data.windows.communication_share[i];
         e.windows += 1;
     }
+    for s in &data.steps {
+        if let Some(t) = data.trace_index(&s.trace_id)
+            && let Some(e) = per_step.get_mut(&(t as u32, s.step_id))
+        {
+            e.loader_change_ns = s.dataloader_ns as f64 * (scales[t] - 1.0);
+        }
+    }
     Ok((data, per_step, coverage))
 }
 
@@ -235,11 +254,7 @@ fn one_gpu(data: &Dataset, per_step: &StepSums, as_recorded: impl Fn(usize) -> b
         let Some(sum) = per_step.get(&(t as u32, s.step_id)) else {
             continue;
         };
-        acc[t].0.step_ns += step_time(
-            sum.span_ns - sum.communication_ns,
-            s.remainder_ns as f64,
-            as_recorded(t),
-        );
+        acc[t].0.step_ns += step_time(sum.span_ns - sum.communication_ns, sum.remainder_ns(s), as_recorded(t));
         acc[t].0.backward_ns += sum.backward_ns;
         acc[t].1 += 1;
     }
@@ -301,7 +316,7 @@ pub fn predict(req: &PredictRequest) -> Result<Prediction, PredictError> {
             step_id: s.step_id,
             gpu: gpu_name(t),
             batch_size: data.traces[t].batch_size,
-            predicted_ns: step_time(sum.span_ns, s.remainder_ns as f64, as_recorded(t)),
+            predicted_ns: step_time(sum.span_ns, sum.remainder_ns(s), as_recorded(t)),
             predicted_gpu_span_ns: sum.span_ns,
             measured_ns,
             windows: sum.windows,

@@ -18,7 +18,7 @@ use arrow::datatypes::{Field, Schema, SchemaRef};
 use crate::column::{ColType::*, Column, TableDef, opt, req};
 
 /// Format version of the feature directory (`features.json`, both tables).
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 /// `format` field of `features.json`.
 pub const MANIFEST_FORMAT: &str = "tracecast.features";
 /// The manifest's file name in a feature directory: the commit point (part
@@ -162,6 +162,12 @@ pub const FEATURE_STEPS: TableDef = TableDef {
             Int64,
             "ns",
             "`dur_ns - gpu_span_ns`: step time no window predicts (CPU-side time before the first kernel and after the GPU work; negative where the GPU work outlasts the CPU span).",
+        ),
+        req(
+            "dataloader_ns",
+            Int64,
+            "ns",
+            "Host time in the step's data-loader iterator (operators named `enumerate(DataLoader)...`): per-sample work that a batch-size what-if scales; 0 where the trace records none.",
         ),
         req(
             "window_count",

@@ -19,6 +19,8 @@ pub struct StepRow {
     pub dur_ns: i64,
     pub gpu_span_ns: i64,
     pub remainder_ns: i64,
+    /// Host time fetching the step's batch (part of the remainder).
+    pub dataloader_ns: i64,
     pub gpu_name: Option<String>,
     /// The run the trace belongs to (ranks of one run share it).
     pub job_id: Option<String>,
@@ -128,11 +130,12 @@ fn step_rows(batch: &RecordBatch) -> Result<Vec<StepRow>, String> {
             .as_primitive_opt::<Int64Type>()
             .ok_or(format!("{name} is not Int64"))
     };
-    let (step, dur, span, rem) = (
+    let (step, dur, span, rem, loader) = (
         int("step_id")?,
         int("dur_ns")?,
         int("gpu_span_ns")?,
         int("remainder_ns")?,
+        int("dataloader_ns")?,
     );
     let gpu = col("gpu_name")?
         .as_string_opt::<i32>()
@@ -150,6 +153,7 @@ fn step_rows(batch: &RecordBatch) -> Result<Vec<StepRow>, String> {
             dur_ns: dur.value(i),
             gpu_span_ns: span.value(i),
             remainder_ns: rem.value(i),
+            dataloader_ns: loader.value(i),
             gpu_name: text(gpu, i),
             job_id: text(job, i),
         })

@@ -25,9 +25,13 @@ use crate::progress::Ui;
 ///
 /// What-ifs: the model prices the trace as recorded; then each kernel moves
 /// by the op model's ratio between the recorded and the asked GPU and batch
-/// (roofline physics with a learned utilisation, `tracecast ops`); idle
-/// gaps stay as recorded. A note says how much kernel time was moved by
-/// operator shapes and how much by kernel family and recorded time alone.
+/// (roofline physics with a learned utilisation, `tracecast ops`), held to
+/// what the spec sheets allow (a GPU faster in every figure never makes a
+/// kernel slower; more work costs at least its roofline time, at most its
+/// proportion); idle gaps stay as recorded, and the host time fetching the
+/// batch (the profiler's `enumerate(DataLoader)` spans) follows the batch
+/// size. A note says how much kernel time was moved by operator shapes and
+/// how much by kernel family and recorded time alone.
 ///   --gpu NAME        price the trace on another GPU (a hardware profile:
 ///                     fixtures/hardware, e.g. H100, a100-sxm4-40gb, "Tesla T4";
 ///                     or a spec-sheet file in NeuSight's device_configs
@@ -46,8 +50,9 @@ use crate::progress::Ui;
 ///                     across nodes, less the part hidden behind the backward
 ///                     pass (--overlap)
 ///
-/// A step's remainder (CPU time at its edges) is kept as recorded; a negative
-/// one (GPU work outlasting the CPU step) is dropped under a what-if.
+/// A step's remainder (CPU time at its edges) is kept as recorded but for its
+/// data-loader time under --batch-size; a negative one (GPU work outlasting
+/// the CPU step) is dropped under a what-if.
 ///
 /// OUT gets steps.parquet/.csv (per step), traces.parquet/.csv (per trace and
 /// GPU count) and, for traces with a known batch size, throughput.csv (the
