@@ -6,7 +6,7 @@ TRACECAST := target/release/tracecast
 DEMO      := demo-out
 SUDO      ?= $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build test demo deps pydeps bench public-sweep clean-demo
+.PHONY: all build test demo deps pydeps bench public-sweep default-model clean-demo
 
 PY_VENV := bench/.venv
 
@@ -128,6 +128,24 @@ demo: build clean-demo
 
 clean-demo:
 	@rm -rf $(DEMO)
+
+# The built-in window model (train/model/default, compiled into the binary:
+# `predict` uses it without --model), trained on the real traces in
+# ../shared/traces (MIT/BSD-licensed public projects) with their hand-made
+# labels. Paths are relative so the model card names no machine's folders.
+MODEL_WORK := target/default-model
+default-model: build
+	@[ -d ../shared/traces ] || { echo "default-model needs ../shared/traces"; exit 1; }
+	@echo "== training the built-in window model on ../shared/traces into train/model/default"
+	rm -rf $(MODEL_WORK) && mkdir -p $(MODEL_WORK)
+	cp fixtures/labels/shared-traces.csv $(MODEL_WORK)/labels.csv
+	$(TRACECAST) -q ingest ../shared/traces/AMD-AGI__TraceLens ../shared/traces/facebookresearch__HolisticTraceAnalysis \
+	  ../shared/traces/facebookresearch__param ../shared/traces/pytorch__kineto --lake $(MODEL_WORK)/lake
+	cd $(MODEL_WORK) && $(CURDIR)/$(TRACECAST) -q features --lake lake --out features \
+	  && $(CURDIR)/$(TRACECAST) train --features features --labels labels.csv --out model
+	mkdir -p train/model/default
+	cp $(MODEL_WORK)/model/model.txt $(MODEL_WORK)/model/model.json train/model/default/
+	@echo "wrote train/model/default (rebuild tracecast to compile it in)"
 
 # Leave-one-GPU-out of the op model on ../shared/public; rewrites the tables in bench/README.md.
 public-sweep: build

@@ -294,6 +294,23 @@ fn predict_as_recorded_still_fills_the_throughput_grid() {
     assert!(one_gpu("64") < one_gpu("16"), "{table:?}");
 }
 
+/// Right after install, with no `train` step: the built-in window model
+/// prices a trace, and the built-in op model moves it to another GPU.
+#[test]
+fn predict_without_a_model_uses_the_built_in_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let trace = fixtures().join("traces/synthetic-2024-single.pt.trace.json.gz");
+    let price = |gpu: &str| {
+        let out = dir.path().join(format!("pred-{gpu}"));
+        run_ok(&["predict", "--trace", s(&trace), "--gpu", gpu, "--out", s(&out)]);
+        let rows = csv_rows(&out.join("traces.csv"));
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        f(&rows[0], "iteration_ms")
+    };
+    let (t4, h100) = (price("T4"), price("H100"));
+    assert!(h100 > 0.0 && t4 > h100, "T4 {t4} ms, H100 {h100} ms");
+}
+
 #[test]
 fn predict_and_train_refuse_what_they_cannot_use() {
     let dir = tempfile::tempdir().unwrap();

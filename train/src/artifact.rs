@@ -74,15 +74,30 @@ impl Model {
 
     pub fn load(dir: &Path) -> Result<Model, TrainError> {
         let card_path = dir.join(CARD_FILE);
-        let bad = |reason: String| TrainError::Model {
-            path: card_path.clone(),
-            reason,
-        };
-        let text = std::fs::read_to_string(&card_path).map_err(|source| TrainError::Read {
+        let card_text = std::fs::read_to_string(&card_path).map_err(|source| TrainError::Read {
             path: card_path.clone(),
             source,
         })?;
-        let value: serde_json::Value = serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+        let booster_path = dir.join(BOOSTER_FILE);
+        let booster_text = std::fs::read_to_string(&booster_path).map_err(|source| TrainError::Read {
+            path: booster_path.clone(),
+            source,
+        })?;
+        Model::from_texts(&card_text, &card_path, &booster_text, &booster_path)
+    }
+
+    /// A model from its card's and booster's texts; the paths name them in errors.
+    pub fn from_texts(
+        card_text: &str,
+        card_path: &Path,
+        booster_text: &str,
+        booster_path: &Path,
+    ) -> Result<Model, TrainError> {
+        let bad = |reason: String| TrainError::Model {
+            path: card_path.to_path_buf(),
+            reason,
+        };
+        let value: serde_json::Value = serde_json::from_str(card_text).map_err(|e| bad(format!("not JSON: {e}")))?;
         let (format, version) = (value["format"].as_str(), value["format_version"].as_u64());
         if format != Some(MODEL_FORMAT) || version != Some(u64::from(MODEL_VERSION)) {
             return Err(bad(format!(
@@ -99,15 +114,14 @@ impl Model {
                 card.feature_format_version
             )));
         }
-        let booster_path = dir.join(BOOSTER_FILE);
-        let booster = Booster::from_file(&booster_path.to_string_lossy()).map_err(|e| TrainError::Model {
-            path: booster_path.clone(),
+        let booster = Booster::from_string(booster_text).map_err(|e| TrainError::Model {
+            path: booster_path.to_path_buf(),
             reason: format!("not a LightGBM model: {e}"),
         })?;
         let names = booster.feature_name()?;
         if names != card.features {
             return Err(TrainError::Model {
-                path: booster_path,
+                path: booster_path.to_path_buf(),
                 reason: format!(
                     "its {} inputs are not the {} that {CARD_FILE} lists: the two files come from different trainings",
                     names.len(),
@@ -123,6 +137,18 @@ impl Model {
             },
             card,
         })
+    }
+
+    /// The window model that ships with tracecast (`train/model/default`,
+    /// made by `make default-model`): `predict` uses it when given no
+    /// `--model`.
+    pub fn shipped() -> Result<Model, TrainError> {
+        Model::from_texts(
+            include_str!("../model/default/model.json"),
+            Path::new("<built-in window model: train/model/default/model.json>"),
+            include_str!("../model/default/model.txt"),
+            Path::new("<built-in window model: train/model/default/model.txt>"),
+        )
     }
 
     /// Refuses a feature table this model cannot read, saying why.

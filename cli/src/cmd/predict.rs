@@ -60,16 +60,22 @@ use crate::progress::Ui;
 /// count that divides it) and elasticflow/<gpu>/<model>.csv (ElasticFlow's
 /// layout). Columns: schemas/TABLES.md.
 ///
+/// Without --model, the built-in window model prices the trace: trained on
+/// the real public traces tracecast is tested on (13 runs: ResNet, DLRM,
+/// linear and CNN jobs on V100, A100, RTX 2080 Ti, GP100 and MI-series GPUs;
+/// its card is train/model/default/model.json). A model trained on your own
+/// traces (`tracecast train`) prices yours better.
+///
 /// Examples:
-///   tracecast predict --model model --trace run.pt.trace.json.gz --out pred
+///   tracecast predict --trace run.pt.trace.json.gz --gpu H100 --out pred
 ///   tracecast predict --model model --trace run.json.gz --trace-batch-size 32 --gpu H100 --batch-size 64 --gpus 1,2,4,8 --out pred-h100
 ///   tracecast predict --model model --lake lake --labels labels.csv --gpus 1,8,16 --out pred-lake
 #[derive(Args)]
 #[command(verbatim_doc_comment)]
 pub struct PredictArgs {
-    /// The model directory (`tracecast train --out`).
+    /// The model directory (`tracecast train --out`) [default: the built-in window model].
     #[arg(long)]
-    model: PathBuf,
+    model: Option<PathBuf>,
     /// One trace file (Kineto JSON, .gz, or a .tar.gz of ranks).
     #[arg(long, group = "input")]
     trace: Option<PathBuf>,
@@ -152,7 +158,10 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
     if args.gpus.is_empty() || args.gpus.contains(&0) {
         bail!("--gpus must list GPU counts of at least 1");
     }
-    let model = Model::load(&args.model).with_context(|| format!("loading the model {}", args.model.display()))?;
+    let model = match &args.model {
+        Some(dir) => Model::load(dir).with_context(|| format!("loading the model {}", dir.display()))?,
+        None => Model::shipped()?,
+    };
     // Only what-ifs move kernels: another GPU, another batch, or the
     // throughput grid (which prices the global batch on other GPU counts,
     // so at other per-GPU batches). A single as-recorded prediction needs none.
