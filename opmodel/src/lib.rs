@@ -9,6 +9,7 @@ mod error;
 pub mod ets;
 mod evaluate;
 pub mod features;
+mod forest;
 pub mod gpu;
 pub mod graph;
 mod model;

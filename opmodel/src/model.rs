@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::OpModelError;
 use crate::features::{INPUT_NAMES, INPUTS_VERSION, Timing, inputs};
+use crate::forest::Forest;
 use crate::gpu::GpuSpec;
 use crate::work::OpWork;
 
@@ -113,6 +114,24 @@ struct ModelFile {
 pub struct OpModel {
     pub card: ModelCard,
     booster: Booster,
+    /// The booster's trees, walked in Rust for prediction.
+    forest: Forest,
+}
+
+/// The booster's trees for prediction; `origin` names the model in errors.
+fn forest_of(booster: &Booster, origin: &Path) -> Result<Forest, OpModelError> {
+    let bad = |reason: String| OpModelError::Model {
+        path: origin.to_path_buf(),
+        reason,
+    };
+    let forest = Forest::parse(&booster.save_string()?).map_err(bad)?;
+    if forest.max_feature().is_some_and(|f| f >= INPUT_NAMES.len()) {
+        return Err(bad(format!(
+            "its trees read more than the {} inputs",
+            INPUT_NAMES.len()
+        )));
+    }
+    Ok(forest)
 }
 
 /// A fitted ratio below 0 would mean work faster than the roofline: the
@@ -171,6 +190,7 @@ impl OpModel {
         dataset.set_feature_names(&INPUT_NAMES.map(String::from))?;
         dataset.set_weights(&w)?;
         let booster = Booster::train(dataset, &params.lightgbm())?;
+        let forest = forest_of(&booster, Path::new("<fitted op model>"))?;
         let mut trained_gpus: Vec<String> = samples.iter().map(|s| gpus[s.gpu].name.clone()).collect();
         trained_gpus.sort();
         trained_gpus.dedup();
@@ -192,29 +212,21 @@ impl OpModel {
                 tracecast_version: env!("CARGO_PKG_VERSION").into(),
             },
             booster,
+            forest,
         })
     }
 
     /// Predicted time in µs of each (work, GPU) pair, timed as `timing` says.
     pub fn predict_us(&self, pairs: &[(OpWork, &GpuSpec)], timing: Timing) -> Result<Vec<f64>, OpModelError> {
-        if pairs.is_empty() {
-            return Ok(Vec::new());
-        }
-        let width = INPUT_NAMES.len();
-        // LightGBM parallelises inside one call; building the matrix is ours,
-        // written in place, each row's roofline kept for decoding.
-        let mut x = vec![0.0; pairs.len() * width];
-        let mut roofs = vec![0.0; pairs.len()];
-        x.par_chunks_mut(width)
-            .zip(roofs.par_iter_mut())
-            .zip(pairs.par_iter())
-            .for_each(|((row, roof), (work, gpu))| {
-                let (values, r) = inputs(work, gpu, timing);
-                row.copy_from_slice(&values);
-                *roof = r;
-            });
-        let raw = self.booster.predict(&x, width as i32, true)?;
-        Ok(raw.into_iter().zip(roofs).map(|(r, roof)| decode(r, roof)).collect())
+        let forest = &self.forest;
+        Ok(pairs
+            .par_iter()
+            .with_min_len(256)
+            .map(|(work, gpu)| {
+                let (row, roof) = inputs(work, gpu, timing);
+                decode(forest.predict(&row), roof)
+            })
+            .collect())
     }
 
     pub fn to_json(&self) -> Result<String, OpModelError> {
@@ -257,7 +269,8 @@ impl OpModel {
             )));
         }
         let booster = Booster::from_string(&file.booster).map_err(|e| bad(e.to_string()))?;
-        Ok(OpModel { card, booster })
+        let forest = forest_of(&booster, origin)?;
+        Ok(OpModel { card, booster, forest })
     }
 
     pub fn load(path: &Path) -> Result<OpModel, OpModelError> {
@@ -266,5 +279,85 @@ impl OpModel {
             source,
         })?;
         OpModel::from_json(&text, path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::work::EwFunc;
+
+    fn gpu(name: &str, tflops: f64, gbs: f64, sms: f64) -> GpuSpec {
+        GpuSpec {
+            name: name.into(),
+            peak_fp32_flops: tflops * 1e12,
+            peak_fp32_matrix_flops: None,
+            peak_half_flops: None,
+            bandwidth: gbs * 1e9,
+            sm_count: sms,
+            l2_bytes: 6.0 * 1024.0 * 1024.0,
+        }
+    }
+
+    /// The Rust walk of the trees gives LightGBM's own raw scores, missing
+    /// inputs (partial spec sheets, GEMMs without shapes) included.
+    #[test]
+    fn the_forest_scores_as_lightgbm_does() {
+        let gpus = [
+            gpu("a", 8.0, 320.0, 40.0),
+            gpu("b", 14.0, 900.0, 80.0),
+            gpu("c", 19.5, 1555.0, 108.0),
+        ];
+        let mut works = Vec::new();
+        for i in 1..40 {
+            let s = f64::from(i) * 64.0;
+            works.push(OpWork::bmm(4.0, s, 2.0 * s, s + 32.0));
+            works.push(OpWork::linear(2.0, s, 1024.0, s * 3.0));
+            works.push(OpWork::elementwise(EwFunc::Gelu, s * 4096.0, 1.0));
+            works.push(OpWork::layer_norm(s * 1024.0, 1024.0));
+        }
+        let samples: Vec<Sample> = works
+            .iter()
+            .enumerate()
+            .map(|(i, w)| {
+                let g = &gpus[i % 3];
+                let roof = (w.flops / g.peak_fp32_flops).max(w.bytes / g.bandwidth) * 1e6;
+                Sample {
+                    work: *w,
+                    gpu: i % 3,
+                    measured_us: roof * (1.5 + (i % 7) as f64 / 3.0) + 5.0,
+                    weight: 1.0,
+                    timing: if i % 2 == 0 { Timing::Sweep } else { Timing::Workload },
+                }
+            })
+            .collect();
+        let params = FitParams {
+            num_iterations: 30,
+            min_data_in_leaf: 3,
+            num_threads: 1,
+            ..FitParams::default()
+        };
+        let model = OpModel::fit(&samples, &gpus, &params, vec![]).unwrap();
+        let partial = GpuSpec {
+            sm_count: f64::NAN,
+            l2_bytes: 0.0,
+            ..gpu("d", 30.0, 2000.0, 0.0)
+        };
+        let mut rows = Vec::new();
+        for w in &works {
+            for g in gpus.iter().chain([&partial]) {
+                rows.push(inputs(w, g, Timing::Workload).0);
+                rows.push(inputs(&OpWork { gemm: None, ..*w }, g, Timing::Sweep).0);
+            }
+        }
+        let flat: Vec<f64> = rows.iter().flatten().copied().collect();
+        let lightgbm = model.booster.predict(&flat, INPUT_NAMES.len() as i32, true).unwrap();
+        for (row, expected) in rows.iter().zip(lightgbm) {
+            let ours = model.forest.predict(row);
+            assert!(
+                (ours - expected).abs() <= 1e-9 * expected.abs().max(1.0),
+                "{ours} vs {expected}"
+            );
+        }
     }
 }
