@@ -94,3 +94,60 @@ fn gpu_short_names_and_spec_sheets() {
     let (_, stderr) = text(&run);
     assert!(stderr.contains("NVIDIA L40"), "{stderr}");
 }
+
+/// The public measurements as SQL tables: ETS's labels add up from its rows
+/// exactly as its index says, and nested shapes print as JSON in CSV.
+#[test]
+fn sql_queries_the_public_measurements() {
+    let Some(public) = shared("public") else { return };
+    let run = tracecast(&[
+        "sql",
+        "--public",
+        s(&public),
+        "SELECT gpu_folder, batch, h, round(sum(wall_ns) / 1e6, 6) AS label_ms FROM ets_ops \
+         GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+        "--format",
+        "csv",
+    ]);
+    let (stdout, stderr) = text(&run);
+    assert!(run.status.success(), "{stdout}\n{stderr}");
+    let index = std::fs::read_to_string(public.join("ets/datasets/index.csv")).unwrap();
+    let mut expected: Vec<String> = index
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let f: Vec<&str> = l.split(',').collect();
+            let ms: f64 = f[12].parse().unwrap();
+            format!("{},{},{},{}", f[0], f[4], f[5], (ms * 1e6).round() / 1e6)
+        })
+        .collect();
+    expected.sort();
+    let mut got: Vec<String> = stdout.lines().skip(1).map(String::from).collect();
+    got.sort();
+    assert_eq!(got, expected);
+
+    let run = tracecast(&[
+        "sql",
+        "--public",
+        s(&public),
+        "SELECT count(*) AS labels, sum(CASE WHEN has_graph THEN 1 ELSE 0 END) AS graphs FROM neusight_labels",
+        "--format",
+        "csv",
+    ]);
+    let (stdout, _) = text(&run);
+    assert_eq!(stdout.lines().nth(1), Some("100,85"), "{stdout}");
+    let run = tracecast(&[
+        "sql",
+        "--public",
+        s(&public),
+        "SELECT input_shapes, output_shape FROM neusight_graph_nodes \
+         WHERE file = 'Tesla_V100-PCIE-32GB/gpt2_large-inf-1024-4.csv.gz' AND name = 'addmm'",
+        "--format",
+        "csv",
+    ]);
+    let (stdout, stderr) = text(&run);
+    assert_eq!(
+        stdout, "input_shapes,output_shape\n\"[[3840],[4096,1280],[1280,3840]]\",\"[4096,3840]\"\n",
+        "{stderr}"
+    );
+}

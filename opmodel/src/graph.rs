@@ -13,6 +13,14 @@ use crate::work::{EwFunc, OpKind, OpWork};
 /// One graph node as work.
 #[derive(Clone, Debug)]
 pub struct Node {
+    /// The FX node's `Name`.
+    pub name: String,
+    /// FX op: call_module, call_function or call_method.
+    pub fx_op: String,
+    /// The function or method called, or the module's class.
+    pub target: String,
+    pub input_shapes: Vec<Vec<f64>>,
+    pub output_shape: Vec<f64>,
     pub work: OpWork,
     /// In the repeated transformer layer (layer 0 of the graph).
     pub in_layer: bool,
@@ -352,7 +360,17 @@ pub fn read_graph(path: &Path, training: bool) -> Result<Vec<Node>, OpModelError
             (None, None) => None,
             (b, a) => Some(b.unwrap_or(0.0) + a.unwrap_or(0.0)),
         };
+        let called = if op == "call_module" {
+            module_class(meta).to_string()
+        } else {
+            function_name(target).to_string()
+        };
         nodes.push(Node {
+            name: table.get(i, "Name").to_string(),
+            fx_op: op.to_string(),
+            target: called,
+            input_shapes: inputs,
+            output_shape: output,
             work,
             in_layer: in_first_layer(meta, target),
             fw_ms: table.number(i, "fw_latency"),

@@ -17,6 +17,7 @@ pub mod neusight;
 mod report;
 mod shipped;
 mod sweep;
+mod tables;
 pub mod work;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -31,6 +32,7 @@ pub use gpu::GpuSpec;
 pub use model::{FitParams, MODEL_FORMAT, MODEL_VERSION, ModelCard, OpModel, Sample};
 pub use shipped::shipped_model;
 pub use sweep::{SweepResult, sweep};
+pub use tables::public_tables;
 pub use work::{EwFunc, OpKind, OpWork, Pass};
 
 /// The spec sheets of both directories' `neusight/device_configs`.

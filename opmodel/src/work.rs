@@ -28,6 +28,23 @@ pub enum OpKind {
     NoWork = 8,
 }
 
+impl OpKind {
+    /// The kind's name in tables and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            OpKind::Gemm => "gemm",
+            OpKind::Conv => "conv",
+            OpKind::Elementwise => "elementwise",
+            OpKind::Norm => "norm",
+            OpKind::Softmax => "softmax",
+            OpKind::Reduction => "reduction",
+            OpKind::Gather => "gather",
+            OpKind::Copy => "copy",
+            OpKind::NoWork => "nowork",
+        }
+    }
+}
+
 /// The element-wise function, for element-wise kinds: how much arithmetic
 /// each element costs differs (a `pow` or `gelu` is not an `add`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -4,7 +4,9 @@
 use std::io::Write;
 use std::path::Path;
 
-use tracecast_opmodel::{FitParams, GpuSpec, OpModel, OpWork, PublicOptions, Sample, Timing, run_public};
+use tracecast_opmodel::{
+    FitParams, GpuSpec, OpModel, OpWork, PublicOptions, Sample, Timing, public_tables, run_public,
+};
 
 /// A made-up GPU family: time = roofline / utilisation + 6 µs launch, with a
 /// utilisation that grows with the work's size.
@@ -236,4 +238,58 @@ fn bench_writes_every_prediction_file_and_never_reads_eval_latencies() {
     );
     assert!(scored.report.contains("End-to-end error"), "{}", scored.report);
     assert!(blind_run.collected.per_op_rows == 12 && blind_run.collected.node_rows > 0);
+}
+
+/// The readers' rows as Arrow tables, columns by name: what `tracecast sql
+/// --public` queries.
+#[test]
+fn public_measurements_read_as_tables() {
+    use arrow::array::{Array, AsArray};
+    use arrow::datatypes::{Float64Type, Int64Type};
+    let dir = tempfile::tempdir().unwrap();
+    public_dir(dir.path(), true);
+    let tables = public_tables(dir.path()).unwrap();
+    let table = |name: &str| {
+        tables
+            .iter()
+            .find(|(def, _)| def.name == name)
+            .map(|(_, b)| b.clone())
+            .unwrap_or_else(|| panic!("no table {name}"))
+    };
+    let per_op = table("neusight_per_op");
+    assert_eq!(per_op.num_rows(), 12);
+    let files = per_op.column_by_name("file").unwrap().as_string::<i32>();
+    assert_eq!(files.value(0), "train/bmm/GPU_A.csv.gz");
+    let k = per_op.column_by_name("k").unwrap().as_primitive::<Float64Type>();
+    let flops = per_op.column_by_name("flops").unwrap().as_primitive::<Float64Type>();
+    assert_eq!((k.value(0), flops.value(0)), (64.0, 2.0 * 64.0f64.powi(3)));
+    assert!(per_op.column_by_name("h").unwrap().is_null(0));
+
+    let labels = table("neusight_labels");
+    assert_eq!(labels.num_rows(), 2);
+    let measured = labels
+        .column_by_name("measured_ms")
+        .unwrap()
+        .as_primitive::<Float64Type>();
+    assert_eq!(measured.value(0), 0.97);
+
+    // Graph nodes that call something (the placeholder is not one), with shapes.
+    let nodes = table("neusight_graph_nodes");
+    assert_eq!(nodes.num_rows(), 8);
+    let targets = nodes.column_by_name("target").unwrap().as_string::<i32>();
+    assert_eq!(
+        (0..4).map(|i| targets.value(i)).collect::<Vec<_>>(),
+        ["Linear", "gelu", "view", "Linear"]
+    );
+    let kinds = nodes.column_by_name("kind").unwrap().as_string::<i32>();
+    assert_eq!(kinds.value(2), "nowork");
+    let shapes = nodes.column_by_name("output_shape").unwrap().as_list::<i32>();
+    let first = shapes.value(0);
+    assert_eq!(first.as_primitive::<Int64Type>().values().to_vec(), [2, 128, 1024]);
+
+    // ETS: forward and backward rows only, with ETS's label parts.
+    let ets = table("ets_ops");
+    assert_eq!(ets.num_rows(), 3);
+    let wall = ets.column_by_name("wall_ns").unwrap().as_primitive::<Float64Type>();
+    assert_eq!(wall.value(0), 205_000.0);
 }

@@ -1,5 +1,6 @@
 use std::sync::Arc;
 
+use arrow::array::{ArrayRef, RecordBatch};
 use arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 
 /// The column types tracecast uses. A closed set keeps definitions `const`.
@@ -13,6 +14,8 @@ pub enum ColType {
     Utf8,
     /// A list of strings.
     ListUtf8,
+    /// A list of integers (one tensor shape).
+    ListInt64,
     /// A list of integer lists (tensor shapes).
     ListListInt64,
 }
@@ -27,6 +30,7 @@ impl ColType {
             ColType::Float64 => DataType::Float64,
             ColType::Utf8 => DataType::Utf8,
             ColType::ListUtf8 => DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+            ColType::ListInt64 => DataType::List(Arc::new(Field::new("item", DataType::Int64, true))),
             ColType::ListListInt64 => DataType::List(Arc::new(Field::new(
                 "item",
                 DataType::List(Arc::new(Field::new("item", DataType::Int64, true))),
@@ -44,6 +48,7 @@ impl ColType {
             ColType::Float64 => "DOUBLE",
             ColType::Utf8 => "VARCHAR",
             ColType::ListUtf8 => "LIST<VARCHAR>",
+            ColType::ListInt64 => "LIST<BIGINT>",
             ColType::ListListInt64 => "LIST<LIST<BIGINT>>",
         }
     }
@@ -117,6 +122,30 @@ impl TableDef {
             ("tracecast.version".to_string(), self.version.to_string()),
         ];
         Arc::new(Schema::new_with_metadata(fields, metadata.into_iter().collect()))
+    }
+
+    /// A batch of this table from columns given by name, in any order:
+    /// every column of the definition must be given once, with its type.
+    pub fn batch(&self, columns: Vec<(&str, ArrayRef)>) -> Result<RecordBatch, String> {
+        let mut by_name: std::collections::HashMap<&str, ArrayRef> = std::collections::HashMap::new();
+        for (name, array) in columns {
+            if self.columns.iter().all(|c| c.name != name) {
+                return Err(format!("table {} has no column {name}", self.name));
+            }
+            if by_name.insert(name, array).is_some() {
+                return Err(format!("column {}.{name} given twice", self.name));
+            }
+        }
+        let arrays = self
+            .columns
+            .iter()
+            .map(|c| {
+                by_name
+                    .remove(c.name)
+                    .ok_or_else(|| format!("column {}.{} not given", self.name, c.name))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        RecordBatch::try_new(self.schema(), arrays).map_err(|e| format!("table {}: {e}", self.name))
     }
 
     /// Position of a column, for writers that fill columns by index.

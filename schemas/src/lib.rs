@@ -13,6 +13,7 @@ pub mod lake;
 pub mod model;
 pub mod plan;
 pub mod predict;
+pub mod public;
 
 pub use column::{ColType, Column, TableDef};
 
@@ -22,6 +23,7 @@ pub fn all_tables() -> Vec<&'static TableDef> {
     tables.extend_from_slice(&features::TABLES);
     tables.extend_from_slice(&predict::TABLES);
     tables.extend_from_slice(plan::TABLES);
+    tables.extend_from_slice(&public::TABLES);
     tables
 }
 

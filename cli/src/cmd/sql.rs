@@ -2,10 +2,14 @@ use std::fs::File;
 use std::io::{self, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
+use datafusion::arrow::array::StringArray;
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::datasource::MemTable;
 use datafusion::prelude::{ParquetReadOptions, SessionConfig, SessionContext};
 use datafusion::sql::parser::DFParser;
 use tracecast_features::{LakeOptions, open_lake, table_names};
@@ -22,12 +26,21 @@ use tracecast_features::{LakeOptions, open_lake, table_names};
 ///   tracecast sql --lake lake "SELECT name, sum(dur_ns)/1e6 AS ms FROM kernels GROUP BY 1 ORDER BY 2 DESC LIMIT 10"
 ///   tracecast sql --lake lake -f report.sql --format csv --out report.csv
 ///   tracecast sql --table w=features/windows "SELECT count(*) AS windows, sum(target_ns) FROM w"
+///   tracecast sql --public ../shared/public "SELECT gpu, kind, count(*) AS ops, median(latency_ms) FROM neusight_per_op GROUP BY 1, 2"
+///
+/// Nested values (lists, structs) print as JSON text in CSV output.
 #[derive(Args)]
 #[command(verbatim_doc_comment)]
 pub struct SqlArgs {
     /// The lake directory.
-    #[arg(long, required_unless_present = "tables")]
+    #[arg(long, required_unless_present_any = ["tables", "public"])]
     lake: Option<PathBuf>,
+    /// Also query published predictors' measurements in a directory laid out
+    /// like ../shared/public, as tables neusight_per_op, neusight_labels,
+    /// neusight_graph_nodes and ets_ops (read from the CSVs and JSONs as
+    /// they are, with tracecast's work estimates beside them).
+    #[arg(long, value_name = "DIR")]
+    public: Option<PathBuf>,
     /// Also query a folder (or file) of Parquet as table NAME, e.g. a feature table: --table windows=features/windows.
     #[arg(long = "table", value_name = "NAME=PATH", value_parser = parse_table)]
     tables: Vec<(String, PathBuf)>,
@@ -102,6 +115,13 @@ async fn query(args: &SqlArgs, sql: &str) -> anyhow::Result<Vec<RecordBatch>> {
             .await
             .with_context(|| format!("--table {name}={}", path.display()))?;
     }
+    if let Some(dir) = &args.public {
+        for (def, batch) in tracecast_opmodel::public_tables(dir)? {
+            let table = MemTable::try_new(batch.schema(), vec![vec![batch]])?;
+            ctx.register_table(def.name, Arc::new(table))
+                .with_context(|| format!("--public {}", dir.display()))?;
+        }
+    }
     let statements = DFParser::parse_sql(sql).map_err(|e| anyhow::anyhow!("{e}"))?;
     if statements.is_empty() {
         bail!("no SQL statement given");
@@ -137,6 +157,42 @@ fn explain(e: datafusion::error::DataFusionError) -> anyhow::Error {
     }
 }
 
+/// The batch with every nested column (lists, structs, maps) as JSON text,
+/// which CSV can hold: `[[16, 512], [1]]`.
+fn nested_as_json(batch: &RecordBatch) -> anyhow::Result<RecordBatch> {
+    let schema = batch.schema();
+    if !schema.fields().iter().any(|f| f.data_type().is_nested()) {
+        return Ok(batch.clone());
+    }
+    let mut fields = Vec::with_capacity(schema.fields().len());
+    let mut columns = Vec::with_capacity(schema.fields().len());
+    for (field, column) in schema.fields().iter().zip(batch.columns()) {
+        if !field.data_type().is_nested() {
+            fields.push(field.as_ref().clone());
+            columns.push(column.clone());
+            continue;
+        }
+        let one = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![field.as_ref().clone()])),
+            vec![column.clone()],
+        )?;
+        let mut lines = Vec::new();
+        {
+            let mut w = datafusion::arrow::json::LineDelimitedWriter::new(&mut lines);
+            w.write(&one)?;
+            w.finish()?;
+        }
+        let mut texts: Vec<Option<String>> = Vec::with_capacity(batch.num_rows());
+        for line in lines.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            let row: serde_json::Value = serde_json::from_slice(line)?;
+            texts.push(row.get(field.name()).map(|v| v.to_string()));
+        }
+        fields.push(Field::new(field.name(), DataType::Utf8, true));
+        columns.push(Arc::new(StringArray::from(texts)));
+    }
+    Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)?)
+}
+
 fn write<W: Write + Send>(format: OutputFormat, batches: &[RecordBatch], out: &mut W) -> anyhow::Result<()> {
     match format {
         OutputFormat::Table => {
@@ -149,7 +205,7 @@ fn write<W: Write + Send>(format: OutputFormat, batches: &[RecordBatch], out: &m
         OutputFormat::Csv => {
             let mut w = datafusion::arrow::csv::Writer::new(&mut *out);
             for b in batches {
-                w.write(b)?;
+                w.write(&nested_as_json(b)?)?;
             }
         }
         OutputFormat::Json => {
