@@ -28,13 +28,19 @@ impl GpuTable {
     pub fn from_map(map: &BTreeMap<String, GpuSpec>) -> GpuTable {
         let mut t = GpuTable::default();
         for (key, spec) in map {
-            let i = t.specs.iter().position(|s| s == spec).unwrap_or_else(|| {
-                t.specs.push(spec.clone());
-                t.specs.len() - 1
-            });
-            t.index.insert(key.clone(), i);
+            t.insert(key, spec.clone());
         }
         t
+    }
+
+    /// Files `spec` under `key` (one index per distinct spec).
+    pub fn insert(&mut self, key: &str, spec: GpuSpec) -> usize {
+        let i = self.specs.iter().position(|s| *s == spec).unwrap_or_else(|| {
+            self.specs.push(spec);
+            self.specs.len() - 1
+        });
+        self.index.insert(key.to_string(), i);
+        i
     }
 
     pub fn get(&self, key: &str) -> Option<usize> {

@@ -35,7 +35,9 @@ pub use sweep::{SweepResult, sweep};
 pub use tables::public_tables;
 pub use work::{EwFunc, OpKind, OpWork, Pass};
 
-/// The spec sheets of both directories' `neusight/device_configs`.
+/// The GPUs of the directories: their `neusight/device_configs` spec sheets
+/// by NeuSight key, and the GPU of each `ets/datasets` folder by folder name
+/// (from those sheets, else the built-in profiles).
 pub fn spec_sheets(dirs: &[&Path]) -> Result<GpuTable, OpModelError> {
     let mut all: BTreeMap<String, GpuSpec> = BTreeMap::new();
     for dir in dirs {
@@ -43,7 +45,9 @@ pub fn spec_sheets(dirs: &[&Path]) -> Result<GpuTable, OpModelError> {
             all.entry(k).or_insert(v);
         }
     }
-    Ok(GpuTable::from_map(&all))
+    let mut gpus = GpuTable::from_map(&all);
+    ets::add_folder_gpus(&mut gpus, dirs)?;
+    Ok(gpus)
 }
 
 /// A model fitted on the measurements under `root` (a directory laid out

@@ -1,13 +1,12 @@
 //! Leave-one-GPU-out over a directory laid out like `../shared/public`:
 //! for each GPU, fit without its measurements (NeuSight's and, for the same
-//! GPU, ETS's), predict only it from its spec sheet, and score; then ETS's
-//! batch what-if: fit without the largest batch's files, predict them.
+//! GPU, ETS's), predict only it from its spec sheet, and score; then each
+//! ETS folder alone (fit on the other GPU's ETS files) and ETS's batch
+//! what-if: fit without the largest batch's files, predict them.
 
 use std::path::Path;
 
-use tracecast_schemas::hardware::builtin_catalog;
-
-use crate::ets::{folder_gpu, read_ets_dir};
+use crate::ets::read_ets_dir;
 use crate::evaluate::Scored;
 use crate::gpu::GpuSpec;
 use crate::model::FitParams;
@@ -34,9 +33,10 @@ fn same_figures(a: &GpuSpec, b: &GpuSpec) -> bool {
 /// `progress` is called with each held-out GPU before its fit.
 pub fn sweep(dir: &Path, out: &Path, params: &FitParams, progress: &dyn Fn(&str)) -> Result<SweepResult, OpModelError> {
     let gpus = spec_sheets(&[dir])?;
-    let catalog = builtin_catalog()?;
-    // Units: every NeuSight label GPU, with the ETS folders recorded on it;
-    // ETS folders of other GPUs on their own.
+    // Units: every NeuSight label GPU, with the ETS folders recorded on it
+    // (a GPU never seen is unseen in both); then every ETS folder on its own
+    // (ETS's cross-GPU question: its other GPU's files, NeuSight's
+    // measurements kept).
     let mut units: Vec<Vec<String>> = Vec::new();
     let mut keys: Vec<String> = read_labels(&dir.join("neusight"))?.into_iter().map(|l| l.gpu).collect();
     keys.sort();
@@ -48,7 +48,6 @@ pub fn sweep(dir: &Path, out: &Path, params: &FitParams, progress: &dyn Fn(&str)
         f.dedup();
         f
     };
-    let mut placed = vec![false; ets_folders.len()];
     let mut covered: Vec<&String> = Vec::new();
     for key in &keys {
         if covered.contains(&key) {
@@ -68,21 +67,12 @@ pub fn sweep(dir: &Path, out: &Path, params: &FitParams, progress: &dyn Fn(&str)
             .collect();
         covered.extend(twins.iter().copied());
         let mut unit: Vec<String> = twins.into_iter().cloned().collect();
-        if let Some(spec) = gpus.spec(key) {
-            for (i, folder) in ets_folders.iter().enumerate() {
-                if folder_gpu(folder, &gpus, &catalog).is_some_and(|s| s.name == spec.name) {
-                    unit.push(folder.clone());
-                    placed[i] = true;
-                }
-            }
+        if let Some(i) = gpus.get(key) {
+            unit.extend(ets_folders.iter().filter(|f| gpus.get(f) == Some(i)).cloned());
         }
         units.push(unit);
     }
-    for (i, folder) in ets_folders.iter().enumerate() {
-        if !placed[i] {
-            units.push(vec![folder.clone()]);
-        }
-    }
+    units.extend(ets_folders.iter().map(|f| vec![f.clone()]));
     // ETS's batch what-if: fit on the smaller batches, predict the largest.
     if let Some(largest) = ets_files.iter().max_by_key(|f| f.batch) {
         units.push(vec![largest.batch_key()]);
