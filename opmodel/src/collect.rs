@@ -122,7 +122,11 @@ pub fn collect(root: &Path, gpus: &GpuTable, holdout: &BTreeSet<String>) -> Resu
     let graphs: Vec<(&Label, usize)> = labels
         .iter()
         .filter(|l| {
-            !holdout.contains(&l.gpu) && l.option.is_empty() && l.num_layer.is_some() && l.graph_path().is_file()
+            !holdout.contains(&l.gpu)
+                && !holdout.contains(&l.model_key())
+                && l.option.is_empty()
+                && l.num_layer.is_some()
+                && l.graph_path().is_file()
         })
         .filter_map(|l| gpus.get(&l.gpu).map(|g| (l, g)))
         .collect();

@@ -232,7 +232,7 @@ fn end_to_end(
 ) -> Result<(), OpModelError> {
     let labels: Vec<Label> = read_labels(&eval.join("neusight"))?
         .into_iter()
-        .filter(|l| wanted(&l.gpu))
+        .filter(|l| wanted(&l.gpu) || wanted(&l.model_key()))
         .collect();
     let graphs = graph_index(train, eval);
     let path = out.join("neusight_e2e.csv");

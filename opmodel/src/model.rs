@@ -101,7 +101,19 @@ pub struct ModelCard {
     pub rows: usize,
     pub params: FitParams,
     pub tracecast_version: String,
+    /// Where the model is known to be weak, one line each.
+    #[serde(default)]
+    pub known_limits: Vec<String>,
 }
+
+/// What the op model cannot know from its data, written into every card.
+const KNOWN_LIMITS: [&str; 5] = [
+    "FP32 only: every measurement is float32; half precision is priced from the spec sheet's tensor-core rate with a utilisation learned on FP32 work",
+    "a GPU's own efficiency is not in its spec sheet: leave-one-GPU-out error on NeuSight's labels is about 11% on average, about 20% on the V100 (which runs closer to its peaks than any other GPU here) and 15% on the T4 (whose power limit throttles it)",
+    "power-limited cards (T4, P4, and by extension L4) run GEMMs at 35-55% of their spec peak, and more slowly in long randomized sweeps than in a model's run; nothing in a NeuSight spec sheet states the power limit",
+    "every NVIDIA GPU it trained on has 64 FP32 lanes per SM; on GPUs with 128 (GA10x, Ada, Hopper) GEMM utilisation is extrapolated",
+    "operators are priced alone: overlap between kernels, launch gaps and host time are the window model's and the trace's",
+];
 
 #[derive(Serialize, Deserialize)]
 struct ModelFile {
@@ -210,6 +222,7 @@ impl OpModel {
                 rows: samples.len(),
                 params: params.clone(),
                 tracecast_version: env!("CARGO_PKG_VERSION").into(),
+                known_limits: KNOWN_LIMITS.map(String::from).to_vec(),
             },
             booster,
             forest,

@@ -153,6 +153,12 @@ impl Label {
         self.path.with_extension("csv.gz")
     }
 
+    /// The key that holds out or selects every label of this model
+    /// (`model:bert_large`): a model never seen, on GPUs that were.
+    pub fn model_key(&self) -> String {
+        format!("model:{}", self.model)
+    }
+
     /// The configuration's file stem without the option: graphs are shared across GPUs.
     pub fn config_stem(&self) -> String {
         format!("{}-{}-{}-{}", self.model, self.mode, self.seqlen, self.batch)

@@ -2,7 +2,8 @@
 //! for each GPU, fit without its measurements (NeuSight's and, for the same
 //! GPU, ETS's), predict only it from its spec sheet, and score; then each
 //! ETS folder alone (fit on the other GPU's ETS files) and ETS's batch
-//! what-if: fit without the largest batch's files, predict them.
+//! what-if: fit without the largest batch's files, predict them; then each
+//! model of NeuSight's labels alone (its graphs not trained on).
 
 use std::path::Path;
 
@@ -14,9 +15,12 @@ use crate::neusight::read_labels;
 use crate::{OpModelError, PublicOptions, report, run_public, spec_sheets};
 
 pub struct SweepResult {
-    /// One line per held-out GPU: its name, fit seconds, predicted ops.
+    /// One line per held-out unit: its name, fit seconds, predicted ops.
     pub runs: Vec<(String, f64, usize)>,
+    /// Held-out GPUs, ETS folders and batches.
     pub scored: Vec<Scored>,
+    /// Held-out models.
+    pub model_scored: Vec<Scored>,
     pub report: String,
 }
 
@@ -77,9 +81,21 @@ pub fn sweep(dir: &Path, out: &Path, params: &FitParams, progress: &dyn Fn(&str)
     if let Some(largest) = ets_files.iter().max_by_key(|f| f.batch) {
         units.push(vec![largest.batch_key()]);
     }
+    // Then every model of the labels on its own: its graphs' per-node
+    // latencies left out, its labels predicted on every GPU (a model never
+    // seen, on GPUs that were).
+    let mut models: Vec<String> = read_labels(&dir.join("neusight"))?
+        .iter()
+        .filter(|l| l.option.is_empty())
+        .map(|l| l.model_key())
+        .collect();
+    models.sort();
+    models.dedup();
+    units.extend(models.iter().map(|m| vec![m.clone()]));
     let mut result = SweepResult {
         runs: Vec::new(),
         scored: Vec::new(),
+        model_scored: Vec::new(),
         report: String::new(),
     };
     for unit in units {
@@ -97,13 +113,26 @@ pub fn sweep(dir: &Path, out: &Path, params: &FitParams, progress: &dyn Fn(&str)
             .runs
             .push((unit.join(" + "), run.fit_seconds, run.evaluation.ops_predicted));
         let held = unit.join(" + ");
-        result.scored.extend(run.evaluation.scored.into_iter().map(|mut s| {
+        let scored = run.evaluation.scored.into_iter().map(|mut s| {
             if s.set == "ets" {
                 s.group = format!("{} (held out: {held})", s.group);
             }
             s
-        }));
+        });
+        if models.contains(&unit[0]) {
+            result.model_scored.extend(scored);
+        } else {
+            result.scored.extend(scored);
+        }
     }
-    result.report = report::markdown(&result.scored, &[dir]);
+    let by_model = report::markdown(&result.model_scored, &[dir]).replace(
+        "### End-to-end error",
+        "### Leave one model out: end-to-end error",
+    );
+    result.report = format!(
+        "{}\nEach model's graphs left out of training, its labels predicted on every GPU \
+         (the GPUs' own measurements kept): a model never seen, on a GPU that was.\n\n{by_model}",
+        report::markdown(&result.scored, &[dir]),
+    );
     Ok(result)
 }
