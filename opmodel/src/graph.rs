@@ -214,16 +214,7 @@ fn node_work(op: &str, target: &str, meta: &str, inputs: &[Vec<f64>], output: &[
                 } else {
                     OpWork::no_work()
                 }
-            } else if is(&[
-                "full",
-                "ones",
-                "zeros",
-                "arange",
-                "tensor",
-                "ones_like",
-                "zeros_like",
-                "full_like",
-            ]) {
+            } else if is(&CREATION) {
                 if out_n > 1.0 {
                     OpWork::elementwise(EwFunc::Other, out_n, 0.0)
                 } else {
@@ -381,16 +372,8 @@ pub fn read_graph(path: &Path, training: bool) -> Result<Vec<Node>, OpModelError
     Ok(nodes)
 }
 
-/// Functions whose gradient needs no kernel of its own, or that have none.
-const NO_BACKWARD: [&str; 17] = [
-    "add",
-    "iadd",
-    "gt",
-    "lt",
-    "ge",
-    "le",
-    "eq",
-    "ne",
+/// Functions that create a tensor from nothing but sizes and values.
+const CREATION: [&str; 8] = [
     "full",
     "ones",
     "zeros",
@@ -399,8 +382,10 @@ const NO_BACKWARD: [&str; 17] = [
     "ones_like",
     "zeros_like",
     "full_like",
-    "cumsum",
 ];
+
+/// Comparisons: their boolean results carry no gradient.
+const COMPARISONS: [&str; 6] = ["gt", "lt", "ge", "le", "eq", "ne"];
 
 /// Whether training runs a backward kernel for a node of this work and
 /// function (see [`Node::has_backward`]).
@@ -408,7 +393,12 @@ fn has_backward(work: &OpWork, function: &str) -> bool {
     match work.kind {
         OpKind::NoWork | OpKind::Copy => false,
         OpKind::Elementwise if work.ew == Some(EwFunc::Add) => false,
-        _ => !NO_BACKWARD.contains(&function),
+        // Additions pass the gradient through; cumsum runs on integer positions.
+        _ => {
+            !(["add", "iadd", "cumsum"].contains(&function)
+                || CREATION.contains(&function)
+                || COMPARISONS.contains(&function))
+        }
     }
 }
 

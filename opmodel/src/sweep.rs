@@ -125,10 +125,8 @@ pub fn sweep(dir: &Path, out: &Path, params: &FitParams, progress: &dyn Fn(&str)
             result.scored.extend(scored);
         }
     }
-    let by_model = report::markdown(&result.model_scored, &[dir]).replace(
-        "### End-to-end error",
-        "### Leave one model out: end-to-end error",
-    );
+    let by_model = report::markdown(&result.model_scored, &[dir])
+        .replace("### End-to-end error", "### Leave one model out: end-to-end error");
     result.report = format!(
         "{}\nEach model's graphs left out of training, its labels predicted on every GPU \
          (the GPUs' own measurements kept): a model never seen, on a GPU that was.\n\n{by_model}",
