@@ -105,6 +105,10 @@ demo: build clean-demo
 	  --trace-batch-size 16 --trace-model synthetic-mlp --gpu H100 --batch-size 32 --gpus 1,2,4,8,16 \
 	  --gradient-bytes 1e8 --gpu-type H100 --out $(DEMO)/predict
 	@echo
+	@echo "== 9b. the same what-if right after install: no --model, the built-in window model (trained on real public traces) prices it"
+	$(TRACECAST) predict --trace fixtures/traces/synthetic-2024-single.pt.trace.json.gz \
+	  --trace-batch-size 16 --gpu H100 --batch-size 32 --out $(DEMO)/predict-builtin
+	@echo
 	@echo "== 10. plan with the predicted throughput table: 6 jobs of that model on two 8-GPU H100 nodes"
 	$(TRACECAST) plan --jobs fixtures/plan/predicted-jobs.csv --cluster fixtures/plan/h100-node.toml \
 	  --throughput $(DEMO)/predict/throughput.csv --objective jct --out $(DEMO)/plan-predicted
