@@ -46,8 +46,43 @@ pub fn spec_sheets(dirs: &[&Path]) -> Result<GpuTable, OpModelError> {
         }
     }
     let mut gpus = GpuTable::from_map(&all);
+    add_label_folder_gpus(&mut gpus, dirs)?;
     ets::add_folder_gpus(&mut gpus, dirs)?;
     Ok(gpus)
+}
+
+/// A label folder without a spec sheet (`NVIDIA_H100_80GB_HBM3`) is looked
+/// up among the built-in hardware profiles by its name, underscores as
+/// spaces, so that its labels are still priced.
+fn add_label_folder_gpus(gpus: &mut GpuTable, dirs: &[&Path]) -> Result<(), OpModelError> {
+    let catalog = tracecast_schemas::hardware::builtin_catalog()?;
+    for dir in dirs {
+        let Ok(entries) = std::fs::read_dir(dir.join("neusight/label")) else {
+            continue;
+        };
+        for entry in entries.flatten().filter(|e| e.path().is_dir()) {
+            let Some(folder) = entry.file_name().to_str().map(String::from) else {
+                continue;
+            };
+            if gpus.get(&folder).is_some() {
+                continue;
+            }
+            let found = tracecast_schemas::hardware::lookup_gpu(&catalog, &folder.replace('_', " "))
+                .ok()
+                .and_then(|profile| GpuSpec::from_profile(&profile).ok());
+            match found {
+                Some(spec) => {
+                    tracing::info!(folder, profile = spec.name, "no spec sheet: using the built-in profile");
+                    gpus.insert(&folder, spec);
+                }
+                None => tracing::warn!(
+                    folder,
+                    "no spec sheet and no built-in profile: its labels are not priced"
+                ),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A model fitted on the measurements under `root` (a directory laid out

@@ -293,3 +293,37 @@ fn public_measurements_read_as_tables() {
     let wall = ets.column_by_name("wall_ns").unwrap().as_primitive::<Float64Type>();
     assert_eq!(wall.value(0), 205_000.0);
 }
+
+/// A label folder without a spec sheet is priced from the built-in profile
+/// its name resolves to (`NVIDIA_H100_80GB_HBM3`: the H100 SXM5).
+#[test]
+fn a_label_folder_without_a_spec_sheet_uses_the_built_in_profile() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train");
+    public_dir(&train, true);
+    let eval = dir.path().join("eval");
+    write(
+        &eval.join("neusight/label/NVIDIA_H100_80GB_HBM3/tiny-train-128-2.json"),
+        r#"{"num_layer": 4}"#,
+    );
+    let out = dir.path().join("out");
+    let run = run_public(&PublicOptions {
+        train: train.clone(),
+        eval: eval.clone(),
+        out: out.clone(),
+        params: FitParams {
+            num_iterations: 30,
+            min_data_in_leaf: 1,
+            num_threads: 1,
+            ..FitParams::default()
+        },
+        holdout: vec![],
+        only: vec![],
+    })
+    .unwrap();
+    let e2e = std::fs::read_to_string(out.join("neusight_e2e.csv")).unwrap();
+    let line = e2e.lines().nth(1).unwrap();
+    assert!(line.starts_with("NVIDIA_H100_80GB_HBM3,tiny,train,128,2,,"), "{e2e}");
+    let h100: f64 = line.rsplit(',').next().unwrap().parse().unwrap();
+    assert!(h100 > 0.0, "{e2e}\n{:?}", run.evaluation.notes);
+}
