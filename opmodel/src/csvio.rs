@@ -28,6 +28,20 @@ pub(crate) fn csv_files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The names of the folders in `dir`, sorted; none when `dir` does not exist.
+pub(crate) fn subfolders(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .filter_map(|e| e.file_name().to_str().map(String::from))
+        .collect();
+    names.sort();
+    names
+}
+
 /// A CSV file's rows, each cell looked up by its header's name.
 pub struct CsvTable {
     index: HashMap<String, usize>,

@@ -19,7 +19,7 @@ use tracecast_schemas::hardware::{Catalog, builtin_catalog, lookup_gpu};
 
 use crate::OpModelError;
 use crate::collect::GpuTable;
-use crate::csvio::CsvTable;
+use crate::csvio::{CsvTable, subfolders};
 use crate::evaluate::{Evaluation, Scored, create, write_err};
 use crate::features::Timing;
 use crate::gpu::GpuSpec;
@@ -255,16 +255,7 @@ pub fn folder_gpu(folder: &str, sheets: &GpuTable, catalog: &Catalog) -> Option<
 pub fn add_folder_gpus(gpus: &mut GpuTable, dirs: &[&Path]) -> Result<(), OpModelError> {
     let catalog = builtin_catalog()?;
     for dir in dirs {
-        let Ok(entries) = std::fs::read_dir(dir.join("ets/datasets")) else {
-            continue;
-        };
-        let mut folders: Vec<String> = entries
-            .flatten()
-            .filter(|e| e.path().is_dir())
-            .filter_map(|e| e.file_name().to_str().map(String::from))
-            .collect();
-        folders.sort();
-        for folder in folders {
+        for folder in subfolders(&dir.join("ets/datasets")) {
             if gpus.get(&folder).is_none()
                 && let Some(spec) = folder_gpu(&folder, gpus, &catalog)
             {
@@ -373,12 +364,9 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 impl EtsCalibration {
     /// A file's predicted label from its rows' op-model times, on `folder`.
     fn file_us(&self, folder: &str, rows: &[EtsRow], model_us: &[f64]) -> f64 {
-        let typical_gap = |key: &(i64, i64)| {
-            self.gap_us
-                .get(key)
-                .copied()
-                .unwrap_or_else(|| median(self.gap_us.values().copied().collect()).unwrap_or(0.0))
-        };
+        // Operators the training files lack take the median of theirs.
+        let unknown_gap = median(self.gap_us.values().copied().collect()).unwrap_or(0.0);
+        let typical_gap = |key: &(i64, i64)| self.gap_us.get(key).copied().unwrap_or(unknown_gap);
         let rows_us: f64 = rows
             .iter()
             .zip(model_us)

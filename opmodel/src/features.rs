@@ -65,19 +65,6 @@ pub const INPUT_NAMES: [&str; 30] = [
 /// utilisation ratio stays finite.
 const MIN_ROOFLINE_US: f64 = 1e-3;
 
-fn compute_memory_us(work: &OpWork, gpu: &GpuSpec) -> (f64, f64) {
-    (work.flops / peak(work, gpu) * 1e6, work.bytes / gpu.bandwidth * 1e6)
-}
-
-/// The peak rate the work runs against: matrix products on matrix cores where there are some.
-fn peak(work: &OpWork, gpu: &GpuSpec) -> f64 {
-    if matches!(work.kind, OpKind::Gemm | OpKind::Conv) {
-        gpu.peak_gemm_flops(work.dtype_bytes)
-    } else {
-        gpu.peak_flops(work.dtype_bytes)
-    }
-}
-
 /// Tiles of `tile_rows x tile_cols` over the SMs: (waves, share of the last
 /// wave's SMs that have work, averaged over all waves).
 fn waves(work: &OpWork, gpu: &GpuSpec, tile_rows: f64, tile_cols: f64) -> (f64, f64) {
@@ -112,7 +99,7 @@ const ELEMENTS_PER_THREAD: f64 = 4.0;
 /// The inputs of one pair (in [`INPUT_NAMES`] order), and its roofline time
 /// in µs, which the model's output multiplies.
 pub fn inputs(work: &OpWork, gpu: &GpuSpec, timing: Timing) -> ([f64; INPUT_NAMES.len()], f64) {
-    let (c, m) = compute_memory_us(work, gpu);
+    let (c, m) = gpu.compute_memory_us(work);
     let roof = c.max(m).max(MIN_ROOFLINE_US);
     let gemm = work.gemm;
     let g = |f: fn(&crate::work::GemmShape) -> f64| gemm.as_ref().map_or(f64::NAN, |s| log2_or_nan(f(s)));
@@ -124,7 +111,7 @@ pub fn inputs(work: &OpWork, gpu: &GpuSpec, timing: Timing) -> ([f64; INPUT_NAME
     } else {
         (f64::NAN, f64::NAN)
     };
-    let peak = peak(work, gpu);
+    let peak = gpu.peak_for(work);
     // Memory-bound kinds get no compute-side inputs: their FLOP counts are
     // nominal, and with the GPU's peak they would only fingerprint the GPU.
     let compute_bound = matches!(work.kind, OpKind::Gemm | OpKind::Conv);

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 use tracecast_schemas::hardware::HardwareProfile;
 
 use crate::OpModelError;
+use crate::work::{OpKind, OpWork};
 
 /// Peak rates and sizes of one GPU.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -65,6 +66,30 @@ impl GpuSpec {
             Some(half) if dtype_bytes <= 2.0 => half,
             _ => self.peak_fp32_flops,
         }
+    }
+
+    /// The peak rate `work` runs against: matrix products (GEMMs,
+    /// convolutions) on matrix cores where there are some.
+    pub fn peak_for(&self, work: &OpWork) -> f64 {
+        if matches!(work.kind, OpKind::Gemm | OpKind::Conv) {
+            self.peak_gemm_flops(work.dtype_bytes)
+        } else {
+            self.peak_flops(work.dtype_bytes)
+        }
+    }
+
+    /// The work's FLOPs at peak and its bytes at full bandwidth, µs.
+    pub fn compute_memory_us(&self, work: &OpWork) -> (f64, f64) {
+        (
+            work.flops / self.peak_for(work) * 1e6,
+            work.bytes / self.bandwidth * 1e6,
+        )
+    }
+
+    /// The work's roofline time, µs: the longer of the two.
+    pub fn roofline_us(&self, work: &OpWork) -> f64 {
+        let (compute, memory) = self.compute_memory_us(work);
+        compute.max(memory)
     }
 
     /// The peak rate of a matrix product: FP32 GEMMs use matrix cores where

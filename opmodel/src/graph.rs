@@ -333,7 +333,8 @@ pub fn read_graph(path: &Path, training: bool) -> Result<Vec<Node>, OpModelError
             .into_iter()
             .next()
             .unwrap_or_default();
-        let returns_input = match function_name(target) {
+        let function = function_name(target);
+        let returns_input = match function {
             "contiguous" => first_flag(table.get(i, "input_contiguous")) == Some(true),
             name if CONVERSIONS.contains(&name) => {
                 let dtype = table.get(i, "dtype");
@@ -346,7 +347,6 @@ pub fn read_graph(path: &Path, training: bool) -> Result<Vec<Node>, OpModelError
         } else {
             node_work(op, target, meta, &inputs, &output, training)
         };
-        let name = function_name(target).to_ascii_lowercase();
         let bw = match (table.number(i, "bw_latency"), table.number(i, "acc_latency")) {
             (None, None) => None,
             (b, a) => Some(b.unwrap_or(0.0) + a.unwrap_or(0.0)),
@@ -354,7 +354,7 @@ pub fn read_graph(path: &Path, training: bool) -> Result<Vec<Node>, OpModelError
         let called = if op == "call_module" {
             module_class(meta).to_string()
         } else {
-            function_name(target).to_string()
+            function.to_string()
         };
         nodes.push(Node {
             name: table.get(i, "Name").to_string(),
@@ -366,7 +366,7 @@ pub fn read_graph(path: &Path, training: bool) -> Result<Vec<Node>, OpModelError
             in_layer: in_first_layer(meta, target),
             fw_ms: table.number(i, "fw_latency"),
             bw_ms: bw,
-            has_backward: has_backward(&work, &name),
+            has_backward: has_backward(&work, &function.to_ascii_lowercase()),
         });
     }
     Ok(nodes)
@@ -392,13 +392,10 @@ const COMPARISONS: [&str; 6] = ["gt", "lt", "ge", "le", "eq", "ne"];
 fn has_backward(work: &OpWork, function: &str) -> bool {
     match work.kind {
         OpKind::NoWork | OpKind::Copy => false,
+        // Additions (and subtractions) pass the gradient through.
         OpKind::Elementwise if work.ew == Some(EwFunc::Add) => false,
-        // Additions pass the gradient through; cumsum runs on integer positions.
-        _ => {
-            !(["add", "iadd", "cumsum"].contains(&function)
-                || CREATION.contains(&function)
-                || COMPARISONS.contains(&function))
-        }
+        // cumsum runs on integer positions.
+        _ => !(function == "cumsum" || CREATION.contains(&function) || COMPARISONS.contains(&function)),
     }
 }
 

@@ -57,13 +57,7 @@ pub fn spec_sheets(dirs: &[&Path]) -> Result<GpuTable, OpModelError> {
 fn add_label_folder_gpus(gpus: &mut GpuTable, dirs: &[&Path]) -> Result<(), OpModelError> {
     let catalog = tracecast_schemas::hardware::builtin_catalog()?;
     for dir in dirs {
-        let Ok(entries) = std::fs::read_dir(dir.join("neusight/label")) else {
-            continue;
-        };
-        for entry in entries.flatten().filter(|e| e.path().is_dir()) {
-            let Some(folder) = entry.file_name().to_str().map(String::from) else {
-                continue;
-            };
+        for folder in csvio::subfolders(&dir.join("neusight/label")) {
             if gpus.get(&folder).is_some() {
                 continue;
             }

@@ -125,18 +125,19 @@ struct ModelFile {
 
 pub struct OpModel {
     pub card: ModelCard,
-    booster: Booster,
-    /// The booster's trees, walked in Rust for prediction.
+    /// LightGBM's text model, as fitted and as saved.
+    booster_text: String,
+    /// Its trees, walked in Rust for prediction (LightGBM itself only fits).
     forest: Forest,
 }
 
-/// The booster's trees for prediction; `origin` names the model in errors.
-fn forest_of(booster: &Booster, origin: &Path) -> Result<Forest, OpModelError> {
+/// The trees of LightGBM's text model; `origin` names the model in errors.
+fn forest_of(booster_text: &str, origin: &Path) -> Result<Forest, OpModelError> {
     let bad = |reason: String| OpModelError::Model {
         path: origin.to_path_buf(),
         reason,
     };
-    let forest = Forest::parse(&booster.save_string()?).map_err(bad)?;
+    let forest = Forest::parse(booster_text).map_err(bad)?;
     if forest.max_feature().is_some_and(|f| f >= INPUT_NAMES.len()) {
         return Err(bad(format!(
             "its trees read more than the {} inputs",
@@ -201,8 +202,8 @@ impl OpModel {
         debug_assert_eq!(x.len(), y.len() * width);
         dataset.set_feature_names(&INPUT_NAMES.map(String::from))?;
         dataset.set_weights(&w)?;
-        let booster = Booster::train(dataset, &params.lightgbm())?;
-        let forest = forest_of(&booster, Path::new("<fitted op model>"))?;
+        let booster_text = Booster::train(dataset, &params.lightgbm())?.save_string()?;
+        let forest = forest_of(&booster_text, Path::new("<fitted op model>"))?;
         let mut trained_gpus: Vec<String> = samples.iter().map(|s| gpus[s.gpu].name.clone()).collect();
         trained_gpus.sort();
         trained_gpus.dedup();
@@ -224,7 +225,7 @@ impl OpModel {
                 tracecast_version: env!("CARGO_PKG_VERSION").into(),
                 known_limits: KNOWN_LIMITS.map(String::from).to_vec(),
             },
-            booster,
+            booster_text,
             forest,
         })
     }
@@ -245,7 +246,7 @@ impl OpModel {
     pub fn to_json(&self) -> Result<String, OpModelError> {
         let file = ModelFile {
             card: self.card.clone(),
-            booster: self.booster.save_string()?,
+            booster: self.booster_text.clone(),
         };
         Ok(serde_json::to_string(&file).expect("a model file serialises"))
     }
@@ -281,9 +282,12 @@ impl OpModel {
                 card.format_version, card.inputs_version
             )));
         }
-        let booster = Booster::from_string(&file.booster).map_err(|e| bad(e.to_string()))?;
-        let forest = forest_of(&booster, origin)?;
-        Ok(OpModel { card, booster, forest })
+        let forest = forest_of(&file.booster, origin)?;
+        Ok(OpModel {
+            card,
+            booster_text: file.booster,
+            forest,
+        })
     }
 
     pub fn load(path: &Path) -> Result<OpModel, OpModelError> {
@@ -364,7 +368,8 @@ mod tests {
             }
         }
         let flat: Vec<f64> = rows.iter().flatten().copied().collect();
-        let lightgbm = model.booster.predict(&flat, INPUT_NAMES.len() as i32, true).unwrap();
+        let booster = Booster::from_string(&model.booster_text).unwrap();
+        let lightgbm = booster.predict(&flat, INPUT_NAMES.len() as i32, true).unwrap();
         for (row, expected) in rows.iter().zip(lightgbm) {
             let ours = model.forest.predict(row);
             assert!(

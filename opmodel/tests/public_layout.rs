@@ -5,7 +5,7 @@ use std::io::Write;
 use std::path::Path;
 
 use tracecast_opmodel::{
-    FitParams, GpuSpec, OpModel, OpWork, PublicOptions, Sample, Timing, public_tables, run_public,
+    FitParams, GpuSpec, OpModel, OpWork, PublicOptions, PublicRun, Sample, Timing, public_tables, run_public,
 };
 
 /// A made-up GPU family: time = roofline / utilisation + 6 µs launch, with a
@@ -173,27 +173,30 @@ call_module,head,\"OrderedDict([('head', <class 'torch.nn.modules.linear.Linear'
     write(&root.join("ets/datasets/T4CPUALL/alexnet.1_7.csv"), &ets);
 }
 
+/// `ops bench` on these tiny directories: a small fit, every GPU.
+fn small_run(train: &Path, eval: &Path, out: &Path) -> PublicRun {
+    run_public(&PublicOptions {
+        train: train.to_path_buf(),
+        eval: eval.to_path_buf(),
+        out: out.to_path_buf(),
+        params: FitParams {
+            num_iterations: 30,
+            min_data_in_leaf: 1,
+            num_threads: 1,
+            ..FitParams::default()
+        },
+        holdout: vec![],
+        only: vec![],
+    })
+    .unwrap()
+}
+
 #[test]
 fn bench_writes_every_prediction_file_and_never_reads_eval_latencies() {
     let dir = tempfile::tempdir().unwrap();
     let train = dir.path().join("train");
     public_dir(&train, true);
-    let run = |eval: &Path, out: &Path| {
-        run_public(&PublicOptions {
-            train: train.clone(),
-            eval: eval.to_path_buf(),
-            out: out.to_path_buf(),
-            params: FitParams {
-                num_iterations: 30,
-                min_data_in_leaf: 1,
-                num_threads: 1,
-                ..FitParams::default()
-            },
-            holdout: vec![],
-            only: vec![],
-        })
-        .unwrap()
-    };
+    let run = |eval: &Path, out: &Path| small_run(&train, eval, out);
     // The same evaluation set with and without its latencies; its GPU_B
     // label has no graph beside it, so the train set's is used.
     let (measured, blind) = (dir.path().join("measured"), dir.path().join("blind"));
@@ -307,20 +310,7 @@ fn a_label_folder_without_a_spec_sheet_uses_the_built_in_profile() {
         r#"{"num_layer": 4}"#,
     );
     let out = dir.path().join("out");
-    let run = run_public(&PublicOptions {
-        train: train.clone(),
-        eval: eval.clone(),
-        out: out.clone(),
-        params: FitParams {
-            num_iterations: 30,
-            min_data_in_leaf: 1,
-            num_threads: 1,
-            ..FitParams::default()
-        },
-        holdout: vec![],
-        only: vec![],
-    })
-    .unwrap();
+    let run = small_run(&train, &eval, &out);
     let e2e = std::fs::read_to_string(out.join("neusight_e2e.csv")).unwrap();
     let line = e2e.lines().nth(1).unwrap();
     assert!(line.starts_with("NVIDIA_H100_80GB_HBM3,tiny,train,128,2,,"), "{e2e}");

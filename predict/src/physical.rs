@@ -200,7 +200,7 @@ pub fn window_deltas(
         let tgt = target.unwrap_or(rec);
         let gpu_ratio = physical_gpu_ratio(on_tgt / on_rec.max(1e-9), rec, tgt, work);
         let scale = priced.flops.max(priced.bytes) / work.flops.max(work.bytes).max(1e-30);
-        let roof_share = (roofline_us(work, tgt) / on_tgt.max(1e-9)).clamp(0.0, 1.0);
+        let roof_share = (tgt.roofline_us(work) / on_tgt.max(1e-9)).clamp(0.0, 1.0);
         let batch_ratio = physical_batch_ratio(scaled / on_tgt.max(1e-9), scale, roof_share);
         deltas[*w] += dur * (gpu_ratio * batch_ratio - 1.0);
     }
@@ -214,7 +214,7 @@ pub fn window_deltas(
 fn physical_gpu_ratio(ratio: f64, recorded: &GpuSpec, target: &GpuSpec, work: &OpWork) -> f64 {
     let sms = |g: &GpuSpec| g.sm_count.is_finite().then_some(g.sm_count);
     let figures = [
-        (peak(target, work), peak(recorded, work)),
+        (target.peak_for(work), recorded.peak_for(work)),
         (target.bandwidth, recorded.bandwidth),
     ]
     .into_iter()
@@ -230,20 +230,6 @@ fn physical_gpu_ratio(ratio: f64, recorded: &GpuSpec, target: &GpuSpec, work: &O
         (false, true) => ratio.max(1.0),
         (false, false) => ratio,
     }
-}
-
-/// The peak rate a kernel of this work runs against on `gpu`.
-fn peak(gpu: &GpuSpec, work: &OpWork) -> f64 {
-    if matches!(work.kind, OpKind::Gemm | OpKind::Conv) {
-        gpu.peak_gemm_flops(work.dtype_bytes)
-    } else {
-        gpu.peak_flops(work.dtype_bytes)
-    }
-}
-
-/// The work's roofline time on `gpu`, µs.
-fn roofline_us(work: &OpWork, gpu: &GpuSpec) -> f64 {
-    (work.flops / peak(gpu, work)).max(work.bytes / gpu.bandwidth) * 1e6
 }
 
 /// The op model's ratio for `scale` times the work on one GPU, held to
