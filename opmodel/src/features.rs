@@ -14,7 +14,7 @@ pub const INPUTS_VERSION: u32 = 2;
 
 /// How an operator was timed. NeuSight's per-op training files come from
 /// long sweeps over thousands of random shapes, run back to back: the GPU
-/// runs hot and its GEMMs come out 15-35% slower than the same shapes in a
+/// runs hot and its GEMMs come out 18-43% slower than the same shapes in a
 /// model's run, most of all on the 70-75 W cards (T4, P4), while its per-op
 /// test shapes, timed in shorter runs, agree with the model runs. The model
 /// learns the difference from both kinds of measurement; predictions are
