@@ -295,6 +295,10 @@ fn public_measurements_read_as_tables() {
     assert_eq!(ets.num_rows(), 3);
     let wall = ets.column_by_name("wall_ns").unwrap().as_primitive::<Float64Type>();
     assert_eq!(wall.value(0), 205_000.0);
+
+    // A folder of something else is refused with its path, not read as empty tables.
+    let err = public_tables(&dir.path().join("neusight")).err().unwrap().to_string();
+    assert!(err.contains("neusight") && err.contains("not laid out like"), "{err}");
 }
 
 /// A label folder without a spec sheet is priced from the built-in profile
