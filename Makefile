@@ -6,7 +6,7 @@ TRACECAST := target/release/tracecast
 DEMO      := demo-out
 SUDO      ?= $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build test demo deps pydeps bench public-sweep default-model clean-demo
+.PHONY: all build test fuzz demo deps pydeps bench public-sweep default-model clean-demo
 
 PY_VENV := bench/.venv
 
@@ -64,6 +64,13 @@ test: deps pydeps
 	$(CARGO) test --release --locked --workspace --no-fail-fast
 	@echo "== the collector's Python tests (no GPU needed)"
 	$(PY_VENV)/bin/python -m pytest -q python/tests bench/test_collect_corpus.py
+
+# The ingest fuzz test (ingest/tests/fuzz.rs) at many more cases than the
+# suite's bounded run: real traces truncated, corrupted and shuffled.
+FUZZ_CASES ?= 20000
+fuzz: deps
+	@echo "== fuzzing ingest with $(FUZZ_CASES) broken traces per property"
+	FUZZ_CASES=$(FUZZ_CASES) $(CARGO) test --release --locked -p tracecast-ingest --test fuzz
 
 demo: build clean-demo
 	@echo

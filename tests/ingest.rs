@@ -217,6 +217,17 @@ fn bad_inputs_are_logged_and_lose_nothing() {
         ("nan.json", nan.into_bytes(), "NaN and Infinity are not JSON numbers"),
         ("bad-utf8.json", bad_utf8, "not valid UTF-8"),
         ("ranks.tar", broken_tar, "broken archive member"),
+        ("no-events.json", br#"{"traceEvents": []}"#.to_vec(), "no events: the file lists none"),
+        (
+            "bad-time.json",
+            br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1e400, "dur": -5}]}"#.to_vec(),
+            "no events: 1 listed; 1 event dropped: 1 with a missing or unusable timestamp",
+        ),
+        (
+            "deep.json",
+            format!("{}{}", "[".repeat(100_000), "]".repeat(100_000)).into_bytes(),
+            "no events: 1 listed; 1 event dropped: 1 not a JSON object",
+        ),
     ];
     for (name, bytes, reason) in &cases {
         let case_dir = bad.join(name.replace('.', "_"));
@@ -241,6 +252,64 @@ fn bad_inputs_are_logged_and_lose_nothing() {
         assert_eq!(logged.len(), 1, "{name}");
         assert!(string(&logged[0], "reason").contains(reason), "{name}: {logged:?}");
     }
+}
+
+#[test]
+fn events_with_unusable_values_are_counted_and_named() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lake = tmp.path().join("lake");
+    let runs = tmp.path().join("runs");
+    std::fs::create_dir(&runs).unwrap();
+    let kernel = |name: &str, ts: &str, dur: &str| {
+        format!(r#"{{"ph": "X", "cat": "kernel", "name": "{name}", "ts": {ts}, "dur": {dur}, "args": {{"stream": 7}}}}"#)
+    };
+    let events = [
+        "1".to_string(),
+        kernel("ok", "10", "5"),
+        kernel("no-time", "\"abc\"", "1"),
+        kernel("huge-time", "1e300", "1"),
+        kernel("negative", "20", "-1"),
+    ];
+    write(&runs, "mixed.json", format!(r#"{{"traceEvents": [{}]}}"#, events.join(", ")).as_bytes());
+    let (code, out, err) = ingest(&[&runs], &lake);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        err.contains("mixed.json: 4 events dropped: 1 not a JSON object at all, 2 with a missing or unusable timestamp, 1 with a negative or unusable duration"),
+        "{err}"
+    );
+    let rows = query(
+        &lake,
+        "SELECT kernel_count, dropped_not_object, dropped_bad_timestamp, dropped_bad_duration FROM traces",
+    );
+    assert_eq!(rows.len(), 1);
+    let counts: Vec<i64> = ["kernel_count", "dropped_not_object", "dropped_bad_timestamp", "dropped_bad_duration"]
+        .iter()
+        .map(|c| int(&rows[0], c))
+        .collect();
+    assert_eq!(counts, [1, 1, 2, 1]);
+    let logged = query(&lake, "SELECT outcome, reason FROM _ingest_log");
+    assert_eq!(string(&logged[0], "outcome"), "ingested");
+    assert!(string(&logged[0], "reason").starts_with("4 events dropped"), "{logged:?}");
+}
+
+#[test]
+fn directory_walks_skip_non_traces_and_the_lake_inside() {
+    let tmp = tempfile::tempdir().unwrap();
+    let runs = tmp.path().join("runs");
+    std::fs::create_dir(&runs).unwrap();
+    write(&runs, "good.json", &good_trace());
+    write(&runs, "CATALOG.md", b"# what is here");
+    write(&runs, "plot.png", b"\x89PNG");
+    let lake = runs.join("lake");
+    for _ in 0..2 {
+        let (code, out, err) = ingest(&[&runs], &lake);
+        assert_eq!(code, 0, "{out}{err}");
+        assert!(!err.contains("failed"), "{err}");
+        assert!(out.contains("not read: 3 non-trace files or lakes"), "{out}");
+    }
+    let log = query(&lake, "SELECT source, outcome FROM _ingest_log");
+    assert_eq!(log.len(), 1, "{log:?}");
+    assert_eq!(string(&log[0], "outcome"), "ingested");
 }
 
 #[test]

@@ -6,12 +6,27 @@ use std::collections::HashMap;
 
 use crate::comm;
 use crate::json::lenient::Scalar;
-use crate::json::{self, EventSink, ParseError, RawDevice, RawEtNode, RawEvent, RawFile, time::micros_text_to_ns};
+use crate::json::{self, EventSink, ParseError, RawDevice, RawEtNode, RawEvent, RawFile, time::time_ns};
 use crate::model::*;
 
 /// Parses and links one trace file's (decompressed) bytes. Large Kineto
-/// files are parsed in two halves at once (see `json::split`).
+/// files are parsed in two halves at once (see `json::split`). A file that
+/// yields no events at all is an error that says why.
 pub fn parse_and_build(bytes: &[u8]) -> Result<Trace<'_>, ParseError> {
+    let trace = parse_any(bytes)?;
+    if trace.has_no_events() {
+        let m = &trace.meta;
+        let why = match (m.event_count, m.dropped.describe()) {
+            (0, _) => "the file lists none".to_string(),
+            (n, Some(dropped)) => format!("{n} listed; {dropped}"),
+            (n, None) => format!("none of its {n} events is a complete event (`ph` X) of a category tracecast reads"),
+        };
+        return Err(ParseError::NoEvents(why));
+    }
+    Ok(trace)
+}
+
+fn parse_any(bytes: &[u8]) -> Result<Trace<'_>, ParseError> {
     let text = json::text(bytes)?;
     if let Some(cut) = json::split::plan(text) {
         let (mut first, mut second) = (
@@ -83,9 +98,14 @@ struct KinetoBuilder<'a> {
     memcpys: Vec<Memcpy<'a>>,
     first_ns: Option<i64>,
     last_ns: Option<i64>,
+    dropped: DroppedEvents,
 }
 
 impl<'a> EventSink<'a> for KinetoBuilder<'a> {
+    fn not_an_object(&mut self) {
+        self.dropped.not_an_object += 1;
+    }
+
     fn event(&mut self, mut event: RawEvent<'a>) {
         if event.ph.as_deref() != Some("X") {
             return;
@@ -93,10 +113,19 @@ impl<'a> EventSink<'a> for KinetoBuilder<'a> {
         let Some(kind) = event.cat.as_deref().and_then(kind_of) else {
             return;
         };
-        let Some(start_ns) = event.ts.and_then(|t| micros_text_to_ns(t.get())) else {
+        let Some(start_ns) = event.ts.and_then(|t| time_ns(t.get())) else {
+            self.dropped.bad_timestamp += 1;
             return;
         };
-        let dur_ns = event.dur.and_then(|d| micros_text_to_ns(d.get())).unwrap_or(0).max(0);
+        // A complete event without `dur` is an instant.
+        let dur_ns = match event.dur.map(|d| time_ns(d.get())) {
+            None => 0,
+            Some(Some(d)) if d >= 0 => d,
+            Some(_) => {
+                self.dropped.bad_duration += 1;
+                return;
+            }
+        };
         self.first_ns = Some(self.first_ns.map_or(start_ns, |f| f.min(start_ns)));
         self.last_ns = Some(self.last_ns.map_or(start_ns + dur_ns, |l| l.max(start_ns + dur_ns)));
         self.legacy_categories |= matches!(event.cat.as_deref(), Some("Operator" | "Kernel" | "Runtime"));
@@ -206,6 +235,7 @@ impl<'a> KinetoBuilder<'a> {
         self.memcpys.extend(other.memcpys);
         self.first_ns = [self.first_ns, other.first_ns].into_iter().flatten().min();
         self.last_ns = [self.last_ns, other.last_ns].into_iter().flatten().max();
+        self.dropped.add(other.dropped);
     }
 
     fn finish(self, raw: RawFile<'a>) -> Trace<'a> {
@@ -217,13 +247,14 @@ impl<'a> KinetoBuilder<'a> {
             mut memcpys,
             first_ns,
             last_ns,
+            dropped,
         } = self;
         let base = raw.base_time_ns.unwrap_or(0);
         if base != 0 {
-            ops.iter_mut().for_each(|o| o.start_ns += base);
-            launches.iter_mut().for_each(|l| l.start_ns += base);
-            kernels.iter_mut().for_each(|k| k.start_ns += base);
-            memcpys.iter_mut().for_each(|m| m.start_ns += base);
+            ops.iter_mut().for_each(|o| o.start_ns = o.start_ns.saturating_add(base));
+            launches.iter_mut().for_each(|l| l.start_ns = l.start_ns.saturating_add(base));
+            kernels.iter_mut().for_each(|k| k.start_ns = k.start_ns.saturating_add(base));
+            memcpys.iter_mut().for_each(|m| m.start_ns = m.start_ns.saturating_add(base));
         }
         let mut meta = TraceMeta {
             era: if legacy_categories {
@@ -236,11 +267,12 @@ impl<'a> KinetoBuilder<'a> {
             .to_string(),
             schema_version: raw.schema_version,
             base_time_ns: raw.base_time_ns,
-            start_ns: first_ns.map(|t| t + base),
-            end_ns: last_ns.map(|t| t + base),
+            start_ns: first_ns.map(|t| t.saturating_add(base)),
+            end_ns: last_ns.map(|t| t.saturating_add(base)),
             event_count: raw.event_count.unwrap_or(0) as i64,
             unknown_keys: raw.unknown_keys,
             gpu_count: raw.devices.len() as i64,
+            dropped,
             ..TraceMeta::default()
         };
         if let Some(d) = &raw.distributed {

@@ -53,6 +53,12 @@ fn pq_err(path: &Path) -> impl FnOnce(parquet::errors::ParquetError) -> LakeErro
     }
 }
 
+/// Whether `dir` is a tracecast lake (it has the lock file every writer
+/// creates, or an ingest log): directory walks never descend into one.
+pub fn is_lake(dir: &Path) -> bool {
+    dir.join(LOCK).is_file() || dir.join(lake::INGEST_LOG.name).is_dir()
+}
+
 /// A lake opened for writing; holds the lake's lock until dropped.
 pub struct Lake {
     root: PathBuf,

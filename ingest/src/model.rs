@@ -34,6 +34,54 @@ pub struct TraceMeta {
     pub end_ns: Option<i64>,
     pub event_count: i64,
     pub unknown_keys: Vec<String>,
+    pub dropped: DroppedEvents,
+}
+
+/// Events left out of the lake because a value they need is unusable,
+/// counted by reason (the `dropped_*` columns of `traces`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct DroppedEvents {
+    /// Elements of the event list that are not JSON objects.
+    pub not_an_object: i64,
+    /// Complete events with no `ts`, or one that is not a number of
+    /// microseconds within +-146 years of the epoch.
+    pub bad_timestamp: i64,
+    /// Complete events whose `dur` is negative or not a usable number.
+    pub bad_duration: i64,
+}
+
+impl DroppedEvents {
+    pub fn total(&self) -> i64 {
+        self.not_an_object + self.bad_timestamp + self.bad_duration
+    }
+
+    /// `"3 events dropped: 2 with a bad timestamp, 1 not an object"`, or
+    /// `None` when nothing was dropped.
+    pub fn describe(&self) -> Option<String> {
+        let parts: Vec<String> = [
+            (self.not_an_object, "not a JSON object at all"),
+            (self.bad_timestamp, "with a missing or unusable timestamp"),
+            (self.bad_duration, "with a negative or unusable duration"),
+        ]
+        .into_iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, why)| format!("{n} {why}"))
+        .collect();
+        let total = self.total();
+        (total > 0).then(|| {
+            format!(
+                "{total} event{} dropped: {}",
+                if total == 1 { "" } else { "s" },
+                parts.join(", ")
+            )
+        })
+    }
+
+    pub(crate) fn add(&mut self, other: DroppedEvents) {
+        self.not_an_object += other.not_an_object;
+        self.bad_timestamp += other.bad_timestamp;
+        self.bad_duration += other.bad_duration;
+    }
 }
 
 #[derive(Debug, Clone, Default)]
@@ -256,4 +304,15 @@ pub struct Trace<'a> {
     pub kernels: Vec<Kernel<'a>>,
     pub memcpys: Vec<Memcpy<'a>>,
     pub et_nodes: Vec<EtNode<'a>>,
+}
+
+impl Trace<'_> {
+    /// Nothing in the file becomes a row of an event table.
+    pub fn has_no_events(&self) -> bool {
+        self.ops.is_empty()
+            && self.launches.is_empty()
+            && self.kernels.is_empty()
+            && self.memcpys.is_empty()
+            && self.et_nodes.is_empty()
+    }
 }

@@ -44,6 +44,12 @@ pub struct IngestSummary {
     pub failed: usize,
     /// Collector manifests seen beside the traces (logged, not ingested).
     pub manifests: usize,
+    /// Files in the input directories that are plainly not traces (by
+    /// name), and lakes inside them: not read, not failures.
+    pub ignored: usize,
+    /// `(source, what was dropped)` of each ingested trace that lost events
+    /// to unusable values (their counts are in `traces.dropped_*`).
+    pub dropped: Vec<(String, String)>,
     /// `(source, reason)` of each failure, in the order they happened.
     pub failures: Vec<(String, String)>,
     /// Bytes of the input files as stored.
@@ -79,12 +85,12 @@ pub fn ingest(
 ) -> Result<IngestSummary, IngestError> {
     let lake = Lake::open(lake_dir)?;
     let known = lake.known_hashes()?;
-    let found = source::discover(paths).map_err(|(path, source)| IngestError::Input { path, source })?;
+    let found = source::discover(paths, lake_dir).map_err(|(path, source)| IngestError::Input { path, source })?;
     let run_id = format!("{}-{}", now_ns() / 1_000_000, std::process::id());
 
     let mut files = Vec::new();
     let mut unreadable = Vec::new();
-    for f in found {
+    for f in found.files {
         match f {
             Ok(f) => files.push(f),
             Err((path, e)) => unreadable.push(failure(&run_id, &path, None, None, 0, e.to_string())),
@@ -110,6 +116,7 @@ pub fn ingest(
     })
     .map(|summary| IngestSummary {
         input_bytes: files.iter().map(|f| f.size).sum(),
+        ignored: found.ignored.len(),
         ..summary
     })
 }
@@ -324,7 +331,8 @@ impl Context<'_> {
             content_hash: Some(hash.clone()),
             size_bytes: bytes.len() as i64,
             outcome: "ingested",
-            reason: None,
+            // Events lost to unusable values: the file is in, with a word said.
+            reason: trace.meta.dropped.describe(),
             trace_id: Some(trace_id),
             format: Some(trace.format.as_str()),
         };
@@ -420,6 +428,10 @@ fn write_all(
                 }
                 chunk.as_mut().expect("opened above").write(&batches.tables)?;
                 tracing::info!("ingested {}", source_label(&row));
+                if let Some(dropped) = &row.reason {
+                    tracing::warn!("{}: {dropped}", source_label(&row));
+                    summary.dropped.push((source_label(&row), dropped.clone()));
+                }
                 log.push(row);
                 summary.ingested += 1;
                 summary.uncompressed_bytes += uncompressed;

@@ -15,37 +15,76 @@ pub struct InputFile {
     pub size: u64,
 }
 
-/// Files under `paths` (recursing into directories, in name order).
-/// A path that does not exist is an error; unreadable directory entries are
-/// returned as `Err` so the caller can log them and go on.
-pub fn discover(paths: &[PathBuf]) -> Result<Vec<Result<InputFile, (PathBuf, io::Error)>>, (PathBuf, io::Error)> {
-    let mut out = Vec::new();
+/// What a walk of the input paths found.
+#[derive(Debug, Default)]
+pub struct Discovered {
+    /// Candidate traces; unreadable entries as `Err` so the caller can log them and go on.
+    pub files: Vec<Result<InputFile, (PathBuf, io::Error)>>,
+    /// Files met in a directory that are plainly not traces (by their
+    /// extension, or hidden), and lakes inside an input directory.
+    pub ignored: Vec<PathBuf>,
+}
+
+/// Extensions of files that are never traces. Only directory walks go by
+/// name; a file named on the command line is always tried (by content).
+const NOT_TRACES: &[&str] = &[
+    "md", "markdown", "rst", "txt", "py", "ipynb", "sh", "rs", "c", "cc", "cpp", "h", "hpp", "cu", "png", "jpg",
+    "jpeg", "gif", "svg", "webp", "bmp", "pdf", "html", "htm", "css", "csv", "tsv", "parquet", "yaml", "yml",
+    "toml", "ini", "cfg", "lock", "log",
+];
+
+fn plainly_not_a_trace(path: &Path) -> bool {
+    let hidden = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with('.'));
+    let by_extension = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| NOT_TRACES.contains(&e.to_ascii_lowercase().as_str()));
+    hidden || by_extension
+}
+
+/// Files under `paths` (recursing into directories, in name order), never
+/// entering `lake` or any other lake. A path that does not exist is an error.
+pub fn discover(paths: &[PathBuf], lake: &Path) -> Result<Discovered, (PathBuf, io::Error)> {
+    let lake = fs::canonicalize(lake).ok();
+    let mut found = Discovered::default();
     for path in paths {
         let meta = fs::metadata(path).map_err(|e| (path.clone(), e))?;
         if meta.is_dir() {
-            walk(path, &mut out);
+            walk(path, lake.as_deref(), &mut found);
         } else {
-            out.push(Ok(InputFile {
+            found.files.push(Ok(InputFile {
                 path: path.clone(),
                 size: meta.len(),
             }));
         }
     }
-    Ok(out)
+    Ok(found)
 }
 
-fn walk(dir: &Path, out: &mut Vec<Result<InputFile, (PathBuf, io::Error)>>) {
+fn walk(dir: &Path, lake: Option<&Path>, found: &mut Discovered) {
+    let is_our_lake = lake.is_some_and(|l| fs::canonicalize(dir).is_ok_and(|d| d == l));
+    if is_our_lake || crate::lake::is_lake(dir) {
+        tracing::debug!("{}: a lake, not walked", dir.display());
+        return found.ignored.push(dir.to_path_buf());
+    }
     let entries = match fs::read_dir(dir) {
         Ok(entries) => entries,
-        Err(e) => return out.push(Err((dir.to_path_buf(), e))),
+        Err(e) => return found.files.push(Err((dir.to_path_buf(), e))),
     };
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();
     for path in paths {
         match fs::metadata(&path) {
-            Ok(m) if m.is_dir() => walk(&path, out),
-            Ok(m) => out.push(Ok(InputFile { path, size: m.len() })),
-            Err(e) => out.push(Err((path, e))),
+            Ok(m) if m.is_dir() => walk(&path, lake, found),
+            Ok(_) if plainly_not_a_trace(&path) => {
+                tracing::debug!("{}: not a trace (by its name), skipped", path.display());
+                found.ignored.push(path);
+            }
+            Ok(m) => found.files.push(Ok(InputFile { path, size: m.len() })),
+            Err(e) => found.files.push(Err((path, e))),
         }
     }
 }
@@ -120,6 +159,34 @@ mod tests {
         let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
         enc.write_all(data).unwrap();
         enc.finish().unwrap()
+    }
+
+    #[test]
+    fn walks_skip_non_traces_and_lakes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for name in ["a.json", "b.json.gz", "CATALOG.md", "plot.png", ".DS_Store", "notes.txt"] {
+            std::fs::write(root.join(name), b"{}").unwrap();
+        }
+        std::fs::create_dir_all(root.join("lake/_ingest_log")).unwrap();
+        std::fs::write(root.join("lake/_ingest_log/part.parquet"), b"PAR1").unwrap();
+        std::fs::create_dir_all(root.join("other/_ingest_log")).unwrap();
+        std::fs::write(root.join("other/x.parquet"), b"PAR1").unwrap();
+        let found = discover(&[root.to_path_buf(), root.join("notes.txt")], &root.join("lake")).unwrap();
+        let files: Vec<String> = found
+            .files
+            .iter()
+            .map(|f| f.as_ref().unwrap().path.strip_prefix(root).unwrap().display().to_string())
+            .collect();
+        // A file named on the command line is tried whatever its name.
+        assert_eq!(files, ["a.json", "b.json.gz", "notes.txt"]);
+        let mut ignored: Vec<String> = found
+            .ignored
+            .iter()
+            .map(|p| p.strip_prefix(root).unwrap().display().to_string())
+            .collect();
+        ignored.sort();
+        assert_eq!(ignored, [".DS_Store", "CATALOG.md", "lake", "notes.txt", "other", "plot.png"]);
     }
 
     #[test]

@@ -5,7 +5,7 @@ use crate::column::{ColType::*, TableDef, opt, req};
 
 pub const TRACES: TableDef = TableDef {
     name: "traces",
-    version: 1,
+    version: 2,
     doc: "One row per ingested trace file (or archive member). `trace_id` is the first 16 hex digits of `content_hash`, so the same bytes always get the same id.",
     columns: &[
         req(
@@ -98,6 +98,24 @@ pub const TRACES: TableDef = TableDef {
         ),
         req("step_count", Int64, "count", "Rows this trace has in `steps`."),
         req("kernel_count", Int64, "count", "Rows this trace has in `kernels`."),
+        opt(
+            "dropped_not_object",
+            Int64,
+            "count",
+            "Elements of the event list that are not JSON objects, left out (null in lakes from before version 2).",
+        ),
+        opt(
+            "dropped_bad_timestamp",
+            Int64,
+            "count",
+            "Complete events with a missing `ts` or one that is not a number within 146 years of the epoch, left out.",
+        ),
+        opt(
+            "dropped_bad_duration",
+            Int64,
+            "count",
+            "Complete events with a negative `dur` or one that is not a usable number, left out.",
+        ),
         req(
             "unknown_top_level_keys",
             ListUtf8,

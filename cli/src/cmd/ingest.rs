@@ -19,8 +19,12 @@ use crate::progress::Ui;
 ///
 /// Re-running is safe: files already in the lake (same content hash) are
 /// skipped, so a nightly run over a growing directory only adds new files.
-/// A file that cannot be read is recorded in the lake's `_ingest_log` table
-/// with its reason and the run goes on; the run then exits with code 3.
+/// A file that cannot be read, or holds no events, is recorded in the lake's
+/// `_ingest_log` table with its reason and the run goes on; the run then
+/// exits with code 3. Events dropped for unusable values (a timestamp that
+/// is not a number, a negative duration) are counted per reason in `traces`
+/// and named in a warning. Walking a directory, files that are plainly not
+/// traces (.md, .txt, .py, images, ...) and lakes are not read.
 /// A killed run leaves the lake as it was, or with whole files added.
 ///
 /// Example:
@@ -70,12 +74,19 @@ pub fn run(args: IngestArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
     for (source, reason) in &summary.failures {
         eprintln!("failed: {source}: {reason}");
     }
+    for (source, dropped) in &summary.dropped {
+        eprintln!("ingested with losses: {source}: {dropped}");
+    }
     let manifests = match summary.manifests {
         0 => String::new(),
         n => format!(", {n} collector manifests"),
     };
+    let ignored = match summary.ignored {
+        0 => String::new(),
+        n => format!(", not read: {n} non-trace files or lakes in the input directories (-vv names them)"),
+    };
     println!(
-        "ingested {}, skipped {} already present, failed {}{} ({:.1} MB of JSON, {} kernels{manifests}, {:.2} s)",
+        "ingested {}, skipped {} already present, failed {}{} ({:.1} MB of JSON, {} kernels{manifests}{ignored}, {:.2} s)",
         summary.ingested,
         summary.skipped,
         summary.failed,

@@ -11,6 +11,66 @@ use super::lenient::{self, Scalar};
 /// are never all held as raw records at once.
 pub trait EventSink<'a> {
     fn event(&mut self, event: RawEvent<'a>);
+    /// An element of the event list that is not a JSON object (a number, a
+    /// string, a nested list): skipped, and counted by sinks that report it.
+    fn not_an_object(&mut self);
+}
+
+/// One element of an event list: an event object, or anything else, which
+/// is consumed without being kept (nesting of any depth included).
+pub enum ListItem<'a> {
+    Event(RawEvent<'a>),
+    NotAnObject,
+}
+
+impl<'a> ListItem<'a> {
+    /// Hands the element to `sink`.
+    pub fn give_to(self, sink: &mut dyn EventSink<'a>) {
+        match self {
+            ListItem::Event(event) => sink.event(event),
+            ListItem::NotAnObject => sink.not_an_object(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ListItem<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ListItemVisitor)
+    }
+}
+
+struct ListItemVisitor;
+
+impl<'de> Visitor<'de> for ListItemVisitor {
+    type Value = ListItem<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a trace event")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+        RawEvent::deserialize(de::value::MapAccessDeserializer::new(map)).map(ListItem::Event)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(ListItem::NotAnObject)
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(ListItem::NotAnObject)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(ListItem::NotAnObject)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(ListItem::NotAnObject)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(ListItem::NotAnObject)
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(ListItem::NotAnObject)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(ListItem::NotAnObject)
+    }
 }
 
 /// A trace file after the JSON pass: the top-level metadata tracecast reads,
@@ -255,6 +315,9 @@ pub enum ParseError {
     /// A tracecast collector manifest: it describes the trace beside it.
     #[error("a collector manifest, not a trace")]
     Manifest,
+    /// Parsed, but nothing in it becomes a lake row.
+    #[error("no events: {0}")]
+    NoEvents(String),
 }
 
 /// The file as text: it must start like JSON and be UTF-8. One check of the
@@ -381,8 +444,8 @@ impl<'de> Visitor<'de> for EventsSeed<'_, 'de> {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
         let mut n = 0;
-        while let Some(e) = seq.next_element()? {
-            self.sink.event(e);
+        while let Some(item) = seq.next_element::<ListItem<'de>>()? {
+            item.give_to(&mut *self.sink);
             n += 1;
         }
         Ok(n)
@@ -478,6 +541,7 @@ mod tests {
         fn event(&mut self, event: RawEvent<'a>) {
             self.0.push(event);
         }
+        fn not_an_object(&mut self) {}
     }
 
     fn parse_all(bytes: &[u8]) -> Result<(RawFile<'_>, Vec<RawEvent<'_>>), ParseError> {

@@ -11,7 +11,7 @@
 
 use serde_json::Deserializer;
 
-use super::raw::{EventSink, RawEvent, RawFile, parse_text};
+use super::raw::{EventSink, ListItem, RawEvent, RawFile, parse_text};
 
 /// Files below this size are not worth the second thread.
 const MIN_BYTES: usize = 4 << 20;
@@ -81,10 +81,10 @@ fn elements<'a>(
     let mut count = 0;
     loop {
         at = skip_ws(text, at);
-        let mut stream = Deserializer::from_str(&text[at..]).into_iter::<RawEvent<'a>>();
-        let event = stream.next()?.ok()?;
+        let mut stream = Deserializer::from_str(&text[at..]).into_iter::<ListItem<'a>>();
+        let item = stream.next()?.ok()?;
         at += stream.byte_offset();
-        sink.event(event);
+        item.give_to(sink);
         count += 1;
         at = skip_ws(text, at);
         match text.as_bytes().get(at) {
@@ -130,6 +130,9 @@ impl<'a> EventSink<'a> for NoEvents {
     fn event(&mut self, _: RawEvent<'a>) {
         self.0 += 1;
     }
+    fn not_an_object(&mut self) {
+        self.0 += 1;
+    }
 }
 
 #[cfg(test)]
@@ -142,6 +145,7 @@ mod tests {
         fn event(&mut self, e: RawEvent<'a>) {
             self.0.push(e.name.unwrap_or_default().into_owned());
         }
+        fn not_an_object(&mut self) {}
     }
 
     fn doc(events: usize, nested_lists: bool) -> String {

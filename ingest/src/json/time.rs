@@ -2,6 +2,16 @@
 //! decimal. Converting through f64 loses nanoseconds on epoch-scale values,
 //! so the number's text is parsed straight into integer nanoseconds.
 
+/// The largest time tracecast keeps, ns (about 146 years): a start plus a
+/// duration within it cannot overflow.
+pub const MAX_TIME_NS: i64 = 1 << 62;
+
+/// [`micros_text_to_ns`], `None` also for times beyond [`MAX_TIME_NS`]
+/// either side of zero.
+pub fn time_ns(text: &str) -> Option<i64> {
+    micros_text_to_ns(text).filter(|ns| ns.unsigned_abs() <= MAX_TIME_NS as u64)
+}
+
 /// Microseconds (as JSON number text) to integer nanoseconds, rounding
 /// sub-nanosecond digits half away from zero. `None` if the text is not a number.
 pub fn micros_text_to_ns(text: &str) -> Option<i64> {
@@ -60,6 +70,14 @@ mod tests {
         assert_eq!(micros_text_to_ns("1.0004"), Some(1_000));
         assert_eq!(micros_text_to_ns("1.0005"), Some(1_001));
         assert_eq!(micros_text_to_ns("-2.0005"), Some(-2_001));
+    }
+
+    #[test]
+    fn out_of_range_times_are_refused() {
+        assert_eq!(super::time_ns("1e400"), None);
+        assert_eq!(super::time_ns("1e300"), None);
+        assert_eq!(super::time_ns("-9223372036854775"), None);
+        assert_eq!(super::time_ns("1623142623460111"), Some(1_623_142_623_460_111_000));
     }
 
     #[test]
