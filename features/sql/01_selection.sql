@@ -22,7 +22,11 @@
 --   {{W}} window length, {{S}} stride, {{PAD}} = (W - S) / 2 positions on
 --   each side of the central items. Lines between `-- @each position` and
 --   `-- @end` are repeated for p = 0 .. W-1, with {{p}} the two-digit
---   position. Full-line comments are dropped.
+--   position. {{family:NAME}} and {{phase:NAME}} are the codes of a
+--   kernel family (gemm, ..., other) and an operator phase (forward,
+--   backward, optimizer): their positions in FAMILIES and PHASES of
+--   schemas/src/features.rs, the one place codes are defined. Full-line
+--   comments are dropped.
 
 SET datafusion.execution.parquet.pushdown_filters = true;
 SET datafusion.optimizer.join_reordering = false;

@@ -31,35 +31,35 @@ SELECT trace_key, step_id, start_ns, dur_ns,
        bytes AS copy_bytes
 FROM fx_memcpy;
 
--- Kernel families, by name (lower case), in this order of precedence. The
--- codes index tracecast's family list: 0 gemm, 1 conv, 2 attention,
--- 3 elementwise, 4 reduction, 5 norm, 6 softmax, 7 copy_memset,
--- 8 communication, 9 optimizer, 10 other. Copies and sets (item_kind 1)
--- are 7 whatever their name; then communication kernels are 8; then
--- kernels of the optimizer phase are 9 whatever their name. The name rules
+-- Kernel families, by name (lower case), in this order of precedence.
+-- `{{family:NAME}}` is the family's code: its index in tracecast's one
+-- family list (FAMILIES in schemas/src/features.rs), filled in when the
+-- file is expanded. Copies and sets (item_kind 1) are copy_memset whatever
+-- their name; then communication kernels are communication; then kernels
+-- of the optimizer phase are optimizer whatever their name. The name rules
 -- run once per distinct name: a step repeats a few hundred names thousands
 -- of times, and the names are long.
 CREATE VIEW fx_name_families AS
 SELECT name,
        CAST(CASE
-         WHEN strpos(lname, 'memcpy') > 0 OR strpos(lname, 'memset') > 0 THEN 7
+         WHEN strpos(lname, 'memcpy') > 0 OR strpos(lname, 'memset') > 0 THEN {{family:copy_memset}}
          WHEN strpos(lname, 'multi_tensor_apply') > 0 OR strpos(lname, 'adam') > 0
-              OR strpos(lname, 'sgd_') > 0 OR strpos(lname, 'fused_optim') > 0 THEN 9
+              OR strpos(lname, 'sgd_') > 0 OR strpos(lname, 'fused_optim') > 0 THEN {{family:optimizer}}
          WHEN strpos(lname, 'flash') > 0 OR strpos(lname, 'fmha') > 0 OR strpos(lname, 'attention') > 0
-              OR strpos(lname, 'attn') > 0 THEN 2
+              OR strpos(lname, 'attn') > 0 THEN {{family:attention}}
          WHEN strpos(lname, 'conv') > 0 OR strpos(lname, 'fprop') > 0 OR strpos(lname, 'dgrad') > 0
-              OR strpos(lname, 'wgrad') > 0 OR strpos(lname, 'winograd') > 0 OR strpos(lname, 'igemm') > 0 THEN 1
+              OR strpos(lname, 'wgrad') > 0 OR strpos(lname, 'winograd') > 0 OR strpos(lname, 'igemm') > 0 THEN {{family:conv}}
          WHEN strpos(lname, 'gemm') > 0 OR strpos(lname, 'cutlass') > 0 OR strpos(lname, 'xmma') > 0
               OR strpos(lname, 'matmul') > 0 OR starts_with(lname, 'cijk_') OR starts_with(lname, 'ampere_')
               OR starts_with(lname, 'volta_') OR starts_with(lname, 'turing_') OR starts_with(lname, 'sm80_')
-              OR starts_with(lname, 'sm90_') OR starts_with(lname, 'triton_tem_') THEN 0
-         WHEN strpos(lname, 'norm') > 0 THEN 5
-         WHEN strpos(lname, 'softmax') > 0 THEN 6
+              OR starts_with(lname, 'sm90_') OR starts_with(lname, 'triton_tem_') THEN {{family:gemm}}
+         WHEN strpos(lname, 'norm') > 0 THEN {{family:norm}}
+         WHEN strpos(lname, 'softmax') > 0 THEN {{family:softmax}}
          WHEN strpos(lname, 'reduce') > 0 OR strpos(lname, 'reduction') > 0 OR starts_with(lname, 'triton_red_')
-              OR starts_with(lname, 'triton_per_') OR strpos(lname, 'cub::') > 0 THEN 4
+              OR starts_with(lname, 'triton_per_') OR strpos(lname, 'cub::') > 0 THEN {{family:reduction}}
          WHEN strpos(lname, 'elementwise') > 0 OR strpos(lname, 'vectorized') > 0 OR strpos(lname, 'unrolled') > 0
-              OR strpos(lname, 'pointwise') > 0 OR starts_with(lname, 'triton_poi_') THEN 3
-         ELSE 10
+              OR strpos(lname, 'pointwise') > 0 OR starts_with(lname, 'triton_poi_') THEN {{family:elementwise}}
+         ELSE {{family:other}}
        END AS INT) AS name_family
 FROM (SELECT name, lower(name) AS lname FROM (SELECT DISTINCT name FROM fx_gpu) d) n;
 
@@ -106,10 +106,10 @@ with_op AS (
 SELECT w.trace_key, w.step_id, w.start_ns, w.dur_ns, w.item_kind, w.tie_1, w.tie_2,
        w.grid, w.block, w.registers, w.shared_memory_bytes, w.occupancy_pct,
        CAST(CASE
-         WHEN w.item_kind = 1 OR w.name_family = 7 THEN 7
-         WHEN w.is_communication THEN 8
-         WHEN w.phase = 2 OR w.name_family = 9 THEN 9
-         ELSE COALESCE(w.name_family, 10)
+         WHEN w.item_kind = 1 OR w.name_family = {{family:copy_memset}} THEN {{family:copy_memset}}
+         WHEN w.is_communication THEN {{family:communication}}
+         WHEN w.phase = {{phase:optimizer}} OR w.name_family = {{family:optimizer}} THEN {{family:optimizer}}
+         ELSE COALESCE(w.name_family, {{family:other}})
        END AS INT) AS family,
        w.op_code, w.op_depth, w.phase, w.flops,
        COALESCE(CAST(w.copy_bytes AS DOUBLE), w.op_bytes) AS bytes,

@@ -3,6 +3,8 @@
 
 use std::path::Path;
 
+use tracecast_schemas::features::{FAMILIES, PHASES};
+
 use crate::{FeaturesError, WindowSpec};
 
 /// The built-in pipeline, in the order it runs. `05_steps.sql` runs after
@@ -93,10 +95,16 @@ pub fn expand(name: &str, text: &str, spec: &WindowSpec) -> Result<String, Featu
     if block.is_some() {
         return Err(template_error(name, "`-- @each position` without `-- @end`"));
     }
-    let out = out
+    let mut out = out
         .replace("{{W}}", &spec.window.to_string())
         .replace("{{S}}", &spec.stride.to_string())
         .replace("{{PAD}}", &spec.pad().to_string());
+    // Codes come from the one list in `schemas`, never written as numbers.
+    for (kind, names) in [("family", &FAMILIES[..]), ("phase", &PHASES[..])] {
+        for (code, name) in names.iter().enumerate() {
+            out = out.replace(&format!("{{{{{kind}:{name}}}}}"), &code.to_string());
+        }
+    }
     if let Some(at) = out.find("{{") {
         let rest: String = out[at..].chars().take(24).collect();
         return Err(template_error(name, &format!("unknown template value at `{rest}`")));
@@ -127,6 +135,12 @@ mod tests {
         assert!(windows.contains("gap_ns_at['p15'] AS p15_gap_ns"));
         assert!(!windows.contains("p16_"));
         assert!(windows.contains("window_index * 4 AS first_item"));
+        // Family codes are the schemas' list positions.
+        assert!(windows.contains("CAST(i.family = 0 AS BIGINT), i.seq)              AS count_gemm"));
+        assert!(windows.contains("CAST(i.family = 10 AS BIGINT), i.seq)             AS count_other"));
+        let items = expand("03", BUILT_IN[2].1, &spec).unwrap();
+        assert!(items.contains("THEN 7\n"), "copies are copy_memset (7)");
+        assert!(items.contains("WHEN w.phase = 2 OR w.name_family = 9 THEN 9"));
     }
 
     #[test]
@@ -146,5 +160,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("selected_trace_key"), "{err}");
+        let err = expand("f.sql", "SELECT {{family:gemmm}}", &spec).unwrap_err().to_string();
+        assert!(err.contains("f.sql") && err.contains("{{family:gemmm}}"), "{err}");
     }
 }
