@@ -66,6 +66,9 @@ pub struct Column {
     /// Holds few distinct values (codes, launch configurations): files we
     /// write store it dictionary-encoded, which makes them smaller.
     pub few_values: bool,
+    /// Timed on the recorded GPU: it describes a trace but is never a
+    /// predictor input (its doc says *Measured*, for readers of TABLES.md).
+    pub measured: bool,
 }
 
 impl Column {
@@ -74,6 +77,10 @@ impl Column {
             few_values: true,
             ..self
         }
+    }
+
+    pub const fn measured(self) -> Column {
+        Column { measured: true, ..self }
     }
 }
 
@@ -86,6 +93,7 @@ pub const fn req(name: &'static str, ty: ColType, unit: &'static str, doc: &'sta
         unit,
         doc,
         few_values: false,
+        measured: false,
     }
 }
 
@@ -97,6 +105,7 @@ pub const fn opt(name: &'static str, ty: ColType, unit: &'static str, doc: &'sta
         unit,
         doc,
         few_values: false,
+        measured: false,
     }
 }
 

@@ -253,67 +253,67 @@ pub const FEATURE_WINDOWS: TableDef = TableDef {
             Float64,
             "fraction",
             "*Measured*: share of the window's summed item duration spent in gemm items.",
-        ),
+        ).measured(),
         opt(
             "share_conv",
             Float64,
             "fraction",
             "*Measured*: duration share of conv items.",
-        ),
+        ).measured(),
         opt(
             "share_attention",
             Float64,
             "fraction",
             "*Measured*: duration share of attention items.",
-        ),
+        ).measured(),
         opt(
             "share_elementwise",
             Float64,
             "fraction",
             "*Measured*: duration share of elementwise items.",
-        ),
+        ).measured(),
         opt(
             "share_reduction",
             Float64,
             "fraction",
             "*Measured*: duration share of reduction items.",
-        ),
+        ).measured(),
         opt(
             "share_norm",
             Float64,
             "fraction",
             "*Measured*: duration share of norm items.",
-        ),
+        ).measured(),
         opt(
             "share_softmax",
             Float64,
             "fraction",
             "*Measured*: duration share of softmax items.",
-        ),
+        ).measured(),
         opt(
             "share_copy_memset",
             Float64,
             "fraction",
             "*Measured*: duration share of copy_memset items.",
-        ),
+        ).measured(),
         opt(
             "share_communication",
             Float64,
             "fraction",
             "*Measured*: duration share of communication items.",
-        ),
+        ).measured(),
         opt(
             "share_optimizer",
             Float64,
             "fraction",
             "*Measured*: duration share of optimizer items.",
-        ),
+        ).measured(),
         opt(
             "share_other",
             Float64,
             "fraction",
             "*Measured*: duration share of other items.",
-        ),
+        ).measured(),
         req(
             "step_items",
             Int64,
@@ -421,19 +421,19 @@ pub const FEATURE_POSITIONS: TableDef = TableDef {
             Int64,
             "ns",
             "*Measured*: GPU start minus the start of the runtime call that launched it.",
-        ),
+        ).measured(),
         opt(
             "gap_ns",
             Int64,
             "ns",
             "*Measured*: the next item's start minus this item's end (negative where they overlap).",
-        ),
+        ).measured(),
         opt(
             "dur_ns",
             Int64,
             "ns",
             "*Measured*: the item's duration. `dur_ns + gap_ns` is the item's wall time; the central ones add up to `target_ns`.",
-        ),
+        ).measured(),
     ],
 };
 
@@ -516,6 +516,15 @@ mod tests {
         assert_eq!(FAMILIES[COMMUNICATION_FAMILY as usize], "communication");
         assert_eq!(FAMILIES[OPTIMIZER_FAMILY as usize], "optimizer");
         assert_eq!(central_positions(16, 4), 6..10);
+    }
+
+    #[test]
+    fn measured_flag_and_doc_agree() {
+        for def in TABLES {
+            for c in def.columns {
+                assert_eq!(c.measured, c.doc.starts_with("*Measured*"), "{}.{}", def.name, c.name);
+            }
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! and one per item (the per-kernel baseline), with the target hardware's
 //! figures, roofline estimates and the batch size joined in.
 //!
-//! Measured columns (documented as *Measured* in `schemas/`: durations,
+//! Measured columns (flagged `measured` in `schemas/`: durations,
 //! gaps, launch delays, time shares) are never inputs: they are what a
 //! prediction for unseen hardware cannot know. Nor are identifiers, the
 //! step's measured time, or the trace's own device figures (the hardware
@@ -48,16 +48,12 @@ const DERIVED_INPUTS: [&str; 5] = [
 /// (except on optimizer work and collectives: parameters and gradients do not).
 const BATCH_SCALED: [&str; 4] = ["flops", "bytes", "in0_numel", "grid"];
 
-fn measured(doc: &str) -> bool {
-    doc.starts_with("*Measured*")
-}
-
 /// The per-position columns that are inputs.
 fn position_inputs() -> impl Iterator<Item = &'static str> {
     FEATURE_POSITIONS
         .columns
         .iter()
-        .filter(|c| !measured(c.doc))
+        .filter(|c| !c.measured)
         .map(|c| c.name)
 }
 
@@ -66,7 +62,7 @@ pub fn window_input_names(window: usize, exclude: &[String]) -> Vec<String> {
     let fixed = FEATURE_WINDOWS
         .columns
         .iter()
-        .filter(|c| !measured(c.doc) && !NOT_INPUTS.contains(&c.name) && c.name != "step_remainder_ns")
+        .filter(|c| !c.measured && !NOT_INPUTS.contains(&c.name) && c.name != "step_remainder_ns")
         .map(|c| c.name.to_string());
     let positions = (0..window).flat_map(|p| position_inputs().map(move |c| position_column(p, c)));
     let derived = DERIVED_INPUTS
