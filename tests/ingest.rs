@@ -217,7 +217,11 @@ fn bad_inputs_are_logged_and_lose_nothing() {
         ("nan.json", nan.into_bytes(), "NaN and Infinity are not JSON numbers"),
         ("bad-utf8.json", bad_utf8, "not valid UTF-8"),
         ("ranks.tar", broken_tar, "broken archive member"),
-        ("no-events.json", br#"{"traceEvents": []}"#.to_vec(), "no events: the file lists none"),
+        (
+            "no-events.json",
+            br#"{"traceEvents": []}"#.to_vec(),
+            "no events: the file lists none",
+        ),
         (
             "bad-time.json",
             br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1e400, "dur": -5}]}"#.to_vec(),
@@ -261,7 +265,9 @@ fn events_with_unusable_values_are_counted_and_named() {
     let runs = tmp.path().join("runs");
     std::fs::create_dir(&runs).unwrap();
     let kernel = |name: &str, ts: &str, dur: &str| {
-        format!(r#"{{"ph": "X", "cat": "kernel", "name": "{name}", "ts": {ts}, "dur": {dur}, "args": {{"stream": 7}}}}"#)
+        format!(
+            r#"{{"ph": "X", "cat": "kernel", "name": "{name}", "ts": {ts}, "dur": {dur}, "args": {{"stream": 7}}}}"#
+        )
     };
     let events = [
         "1".to_string(),
@@ -270,7 +276,11 @@ fn events_with_unusable_values_are_counted_and_named() {
         kernel("huge-time", "1e300", "1"),
         kernel("negative", "20", "-1"),
     ];
-    write(&runs, "mixed.json", format!(r#"{{"traceEvents": [{}]}}"#, events.join(", ")).as_bytes());
+    write(
+        &runs,
+        "mixed.json",
+        format!(r#"{{"traceEvents": [{}]}}"#, events.join(", ")).as_bytes(),
+    );
     let (code, out, err) = ingest(&[&runs], &lake);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
@@ -282,14 +292,22 @@ fn events_with_unusable_values_are_counted_and_named() {
         "SELECT kernel_count, dropped_not_object, dropped_bad_timestamp, dropped_bad_duration FROM traces",
     );
     assert_eq!(rows.len(), 1);
-    let counts: Vec<i64> = ["kernel_count", "dropped_not_object", "dropped_bad_timestamp", "dropped_bad_duration"]
-        .iter()
-        .map(|c| int(&rows[0], c))
-        .collect();
+    let counts: Vec<i64> = [
+        "kernel_count",
+        "dropped_not_object",
+        "dropped_bad_timestamp",
+        "dropped_bad_duration",
+    ]
+    .iter()
+    .map(|c| int(&rows[0], c))
+    .collect();
     assert_eq!(counts, [1, 1, 2, 1]);
     let logged = query(&lake, "SELECT outcome, reason FROM _ingest_log");
     assert_eq!(string(&logged[0], "outcome"), "ingested");
-    assert!(string(&logged[0], "reason").starts_with("4 events dropped"), "{logged:?}");
+    assert!(
+        string(&logged[0], "reason").starts_with("4 events dropped"),
+        "{logged:?}"
+    );
 }
 
 #[test]

@@ -160,7 +160,9 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("selected_trace_key"), "{err}");
-        let err = expand("f.sql", "SELECT {{family:gemmm}}", &spec).unwrap_err().to_string();
+        let err = expand("f.sql", "SELECT {{family:gemmm}}", &spec)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("f.sql") && err.contains("{{family:gemmm}}"), "{err}");
     }
 }

@@ -114,7 +114,10 @@ pub fn trace_batches(t: &Trace<'_>, id: &Identity) -> Result<TraceBatches, Arrow
             ("total_memory_bytes", i64s(d.iter().map(|d| d.total_memory))),
             ("max_threads_per_sm", i64s(d.iter().map(|d| d.max_threads_per_sm))),
             ("regs_per_sm", i64s(d.iter().map(|d| d.regs_per_sm))),
-            ("shared_memory_per_sm_bytes", i64s(d.iter().map(|d| d.shared_memory_per_sm))),
+            (
+                "shared_memory_per_sm_bytes",
+                i64s(d.iter().map(|d| d.shared_memory_per_sm)),
+            ),
             ("warp_size", i64s(d.iter().map(|d| d.warp_size))),
         ],
     )?);
@@ -156,7 +159,10 @@ pub fn trace_batches(t: &Trace<'_>, id: &Identity) -> Result<TraceBatches, Arrow
             ("sequence_number", i64s(o.iter().map(|o| o.sequence_number))),
             ("fwd_thread_id", i64s(o.iter().map(|o| o.fwd_thread_id))),
             ("parent_op_id", i64s(o.iter().map(|o| idx(o.parent)))),
-            ("depth", Arc::new(Int32Array::from_iter_values(o.iter().map(|o| o.depth)))),
+            (
+                "depth",
+                Arc::new(Int32Array::from_iter_values(o.iter().map(|o| o.depth))),
+            ),
             ("step_id", i64s(o.iter().map(|o| idx(o.step)))),
             ("input_dims", shape_lists(o.iter().map(|o| o.input_dims.as_ref()))),
             ("input_types", str_lists(o.iter().map(|o| o.input_types.as_ref()))),
@@ -214,7 +220,10 @@ pub fn trace_batches(t: &Trace<'_>, id: &Identity) -> Result<TraceBatches, Arrow
             ("kind", strs(k.iter().map(|k| k.kind.as_deref()))),
             ("graph_id", i64s(k.iter().map(|k| k.graph_id))),
             ("is_communication", bools(k.iter().map(|k| Some(k.comm.is_some())))),
-            ("collective", strs(k.iter().map(|k| k.comm.as_ref().map(|c| c.collective)))),
+            (
+                "collective",
+                strs(k.iter().map(|k| k.comm.as_ref().map(|c| c.collective))),
+            ),
         ],
     )?);
 
@@ -224,7 +233,10 @@ pub fn trace_batches(t: &Trace<'_>, id: &Identity) -> Result<TraceBatches, Arrow
         vec![
             ("trace_id", constant(tid, m.len())),
             ("name", strs(m.iter().map(|m| Some(m.name.as_ref())))),
-            ("kind", strs(m.iter().map(|m| Some(if m.is_memset { "memset" } else { "memcpy" })))),
+            (
+                "kind",
+                strs(m.iter().map(|m| Some(if m.is_memset { "memset" } else { "memcpy" }))),
+            ),
             ("direction", strs(m.iter().map(|m| m.direction()))),
             ("device", i64s(m.iter().map(|m| m.device))),
             ("stream", i64s(m.iter().map(|m| m.stream))),
@@ -249,18 +261,30 @@ pub fn trace_batches(t: &Trace<'_>, id: &Identity) -> Result<TraceBatches, Arrow
             ("trace_id", constant(tid, comms.len())),
             ("kernel_id", i64s(comms.iter().map(|(i, _, _)| Some(*i as i64)))),
             ("collective", strs(comms.iter().map(|(_, _, c)| Some(c.collective)))),
-            ("classified_by", strs(
-                comms
-                    .iter()
-                    .map(|(_, _, c)| Some(if c.by_metadata { "metadata" } else { "name" })),
-            )),
+            (
+                "classified_by",
+                strs(
+                    comms
+                        .iter()
+                        .map(|(_, _, c)| Some(if c.by_metadata { "metadata" } else { "name" })),
+                ),
+            ),
             ("in_msg_nelems", i64s(comms.iter().map(|(_, _, c)| c.in_msg_nelems))),
             ("out_msg_nelems", i64s(comms.iter().map(|(_, _, c)| c.out_msg_nelems))),
             ("dtype", strs(comms.iter().map(|(_, _, c)| c.dtype.as_deref()))),
-            ("message_bytes", i64s(comms.iter().map(|(_, _, c)| comm::message_bytes(c)))),
+            (
+                "message_bytes",
+                i64s(comms.iter().map(|(_, _, c)| comm::message_bytes(c))),
+            ),
             ("group_size", i64s(comms.iter().map(|(_, _, c)| c.group_size))),
-            ("process_group_name", strs(comms.iter().map(|(_, _, c)| c.process_group_name.as_deref()))),
-            ("process_group_ranks", strs(comms.iter().map(|(_, _, c)| c.process_group_ranks.as_deref()))),
+            (
+                "process_group_name",
+                strs(comms.iter().map(|(_, _, c)| c.process_group_name.as_deref())),
+            ),
+            (
+                "process_group_ranks",
+                strs(comms.iter().map(|(_, _, c)| c.process_group_ranks.as_deref())),
+            ),
             ("start_ns", i64s(comms.iter().map(|(_, k, _)| Some(k.start_ns)))),
             ("dur_ns", i64s(comms.iter().map(|(_, k, _)| Some(k.dur_ns)))),
             ("step_id", i64s(comms.iter().map(|(_, k, _)| idx(k.step)))),

@@ -251,10 +251,17 @@ impl<'a> KinetoBuilder<'a> {
         } = self;
         let base = raw.base_time_ns.unwrap_or(0);
         if base != 0 {
-            ops.iter_mut().for_each(|o| o.start_ns = o.start_ns.saturating_add(base));
-            launches.iter_mut().for_each(|l| l.start_ns = l.start_ns.saturating_add(base));
-            kernels.iter_mut().for_each(|k| k.start_ns = k.start_ns.saturating_add(base));
-            memcpys.iter_mut().for_each(|m| m.start_ns = m.start_ns.saturating_add(base));
+            ops.iter_mut()
+                .for_each(|o| o.start_ns = o.start_ns.saturating_add(base));
+            launches
+                .iter_mut()
+                .for_each(|l| l.start_ns = l.start_ns.saturating_add(base));
+            kernels
+                .iter_mut()
+                .for_each(|k| k.start_ns = k.start_ns.saturating_add(base));
+            memcpys
+                .iter_mut()
+                .for_each(|m| m.start_ns = m.start_ns.saturating_add(base));
         }
         let mut meta = TraceMeta {
             era: if legacy_categories {

@@ -29,8 +29,8 @@ pub struct Discovered {
 /// name; a file named on the command line is always tried (by content).
 const NOT_TRACES: &[&str] = &[
     "md", "markdown", "rst", "txt", "py", "ipynb", "sh", "rs", "c", "cc", "cpp", "h", "hpp", "cu", "png", "jpg",
-    "jpeg", "gif", "svg", "webp", "bmp", "pdf", "html", "htm", "css", "csv", "tsv", "parquet", "yaml", "yml",
-    "toml", "ini", "cfg", "lock", "log",
+    "jpeg", "gif", "svg", "webp", "bmp", "pdf", "html", "htm", "css", "csv", "tsv", "parquet", "yaml", "yml", "toml",
+    "ini", "cfg", "lock", "log",
 ];
 
 fn plainly_not_a_trace(path: &Path) -> bool {
@@ -165,7 +165,14 @@ mod tests {
     fn walks_skip_non_traces_and_lakes() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
-        for name in ["a.json", "b.json.gz", "CATALOG.md", "plot.png", ".DS_Store", "notes.txt"] {
+        for name in [
+            "a.json",
+            "b.json.gz",
+            "CATALOG.md",
+            "plot.png",
+            ".DS_Store",
+            "notes.txt",
+        ] {
             std::fs::write(root.join(name), b"{}").unwrap();
         }
         std::fs::create_dir_all(root.join("lake/_ingest_log")).unwrap();
@@ -176,7 +183,15 @@ mod tests {
         let files: Vec<String> = found
             .files
             .iter()
-            .map(|f| f.as_ref().unwrap().path.strip_prefix(root).unwrap().display().to_string())
+            .map(|f| {
+                f.as_ref()
+                    .unwrap()
+                    .path
+                    .strip_prefix(root)
+                    .unwrap()
+                    .display()
+                    .to_string()
+            })
             .collect();
         // A file named on the command line is tried whatever its name.
         assert_eq!(files, ["a.json", "b.json.gz", "notes.txt"]);
@@ -186,7 +201,10 @@ mod tests {
             .map(|p| p.strip_prefix(root).unwrap().display().to_string())
             .collect();
         ignored.sort();
-        assert_eq!(ignored, [".DS_Store", "CATALOG.md", "lake", "notes.txt", "other", "plot.png"]);
+        assert_eq!(
+            ignored,
+            [".DS_Store", "CATALOG.md", "lake", "notes.txt", "other", "plot.png"]
+        );
     }
 
     #[test]

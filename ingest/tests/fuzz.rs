@@ -21,7 +21,10 @@ use tracecast_schemas::{TableDef, lake as tables};
 const MAX_SOURCE_BYTES: u64 = 50_000;
 
 fn cases(default: u64) -> u64 {
-    std::env::var("FUZZ_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    std::env::var("FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
 }
 
 fn sources() -> Vec<Vec<u8>> {
@@ -40,7 +43,9 @@ fn sources() -> Vec<Vec<u8>> {
 
 fn files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let Ok(entries) = std::fs::read_dir(dir) else { return out };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
@@ -165,7 +170,9 @@ fn rows(lake: &Path, def: &TableDef) -> i64 {
         .map(|p| {
             let file = std::fs::File::open(p).unwrap();
             let reader = parquet::file::reader::SerializedFileReader::new(file).unwrap();
-            parquet::file::reader::FileReader::metadata(&reader).file_metadata().num_rows()
+            parquet::file::reader::FileReader::metadata(&reader)
+                .file_metadata()
+                .num_rows()
         })
         .sum()
 }
@@ -206,7 +213,10 @@ fn broken_traces_never_panic() {
                 refusals.iter().all(|r| !r.is_empty()),
                 "seed {seed}: a refusal without a reason"
             ),
-            Err(_) => panic!("seed {seed}: reading the broken trace panicked (FUZZ_CASES={} reproduces)", seed + 1),
+            Err(_) => panic!(
+                "seed {seed}: reading the broken trace panicked (FUZZ_CASES={} reproduces)",
+                seed + 1
+            ),
         }
     }
 }
@@ -233,7 +243,10 @@ fn every_broken_file_is_ingested_or_named() {
         assert!(accounted >= files, "seed {seed}: {files} files, {summary:?}");
         assert_eq!(summary.failures.len(), summary.failed, "seed {seed}");
         for (source, reason) in &summary.failures {
-            assert!(source.contains("/in/t") && !reason.is_empty(), "seed {seed}: {source}: {reason}");
+            assert!(
+                source.contains("/in/t") && !reason.is_empty(),
+                "seed {seed}: {source}: {reason}"
+            );
         }
         assert_eq!(rows(&lake_dir, &tables::TRACES), summary.ingested as i64, "seed {seed}");
         let log_rows = rows(&lake_dir, &tables::INGEST_LOG);

@@ -253,67 +253,78 @@ pub const FEATURE_WINDOWS: TableDef = TableDef {
             Float64,
             "fraction",
             "*Measured*: share of the window's summed item duration spent in gemm items.",
-        ).measured(),
+        )
+        .measured(),
         opt(
             "share_conv",
             Float64,
             "fraction",
             "*Measured*: duration share of conv items.",
-        ).measured(),
+        )
+        .measured(),
         opt(
             "share_attention",
             Float64,
             "fraction",
             "*Measured*: duration share of attention items.",
-        ).measured(),
+        )
+        .measured(),
         opt(
             "share_elementwise",
             Float64,
             "fraction",
             "*Measured*: duration share of elementwise items.",
-        ).measured(),
+        )
+        .measured(),
         opt(
             "share_reduction",
             Float64,
             "fraction",
             "*Measured*: duration share of reduction items.",
-        ).measured(),
+        )
+        .measured(),
         opt(
             "share_norm",
             Float64,
             "fraction",
             "*Measured*: duration share of norm items.",
-        ).measured(),
+        )
+        .measured(),
         opt(
             "share_softmax",
             Float64,
             "fraction",
             "*Measured*: duration share of softmax items.",
-        ).measured(),
+        )
+        .measured(),
         opt(
             "share_copy_memset",
             Float64,
             "fraction",
             "*Measured*: duration share of copy_memset items.",
-        ).measured(),
+        )
+        .measured(),
         opt(
             "share_communication",
             Float64,
             "fraction",
             "*Measured*: duration share of communication items.",
-        ).measured(),
+        )
+        .measured(),
         opt(
             "share_optimizer",
             Float64,
             "fraction",
             "*Measured*: duration share of optimizer items.",
-        ).measured(),
+        )
+        .measured(),
         opt(
             "share_other",
             Float64,
             "fraction",
             "*Measured*: duration share of other items.",
-        ).measured(),
+        )
+        .measured(),
         req(
             "step_items",
             Int64,

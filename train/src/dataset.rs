@@ -50,11 +50,7 @@ const BATCH_SCALED: [&str; 4] = ["flops", "bytes", "in0_numel", "grid"];
 
 /// The per-position columns that are inputs.
 fn position_inputs() -> impl Iterator<Item = &'static str> {
-    FEATURE_POSITIONS
-        .columns
-        .iter()
-        .filter(|c| !c.measured)
-        .map(|c| c.name)
+    FEATURE_POSITIONS.columns.iter().filter(|c| !c.measured).map(|c| c.name)
 }
 
 /// Input names of the window model for windows of `window` positions, less `exclude`.
