@@ -23,13 +23,13 @@ pub const PREDICTED_STEPS: TableDef = TableDef {
             "predicted_ns",
             Float64,
             "ns",
-            "Predicted step time: the sum of the step's window predictions plus its remainder (CPU time at the step's edges, as recorded).",
+            "Predicted step time: the step's GPU span (the sum of its windows' times) plus its remainder (CPU time at the step's edges, as recorded); where the GPU span outlasted the CPU's step (the host ran ahead), at least the step's kernel time.",
         ),
         req(
             "predicted_gpu_span_ns",
             Float64,
             "ns",
-            "The sum of the window predictions alone.",
+            "The step's GPU work alone: the sum of its windows' times (measured or predicted, per `--base`), moved by a what-if.",
         ),
         opt(
             "measured_ns",
@@ -58,18 +58,18 @@ pub const PREDICTED_TRACES: TableDef = TableDef {
         req("gpu", Utf8, "", "Hardware profile the prediction is for."),
         opt("batch_size", Int64, "samples", "Batch size per GPU; null when unknown."),
         req("num_gpus", Int64, "count", "Data-parallel GPUs."),
-        req("steps", Int64, "count", "Steps of the trace averaged over."),
+        req("steps", Int64, "count", "Steps of the trace the median is taken over."),
         req(
             "iteration_ms",
             Float64,
             "ms",
-            "Predicted iteration time at `num_gpus`: the one-GPU time (the steps less their collectives) plus the exposed all-reduce time.",
+            "Predicted iteration time at `num_gpus`: the one-GPU time (the median step less its collectives) plus the exposed all-reduce time.",
         ),
         opt(
             "measured_iteration_ms",
             Float64,
             "ms",
-            "Mean measured step time, on the 1-GPU row where the scenario is the trace as recorded and the trace has no collectives (a multi-GPU trace's steps are not a one-GPU time); else null.",
+            "Median measured step time, on the 1-GPU row where the scenario is the trace as recorded and the trace has no collectives (a multi-GPU trace's steps are not a one-GPU time); else null.",
         ),
         req("iters_per_s", Float64, "1/s", "1000 / iteration_ms."),
         req(

@@ -8,7 +8,7 @@ use tracecast_features::{LakeOptions, WindowSpec};
 use tracecast_ingest::{IngestOptions, ingest};
 use tracecast_opmodel::{OpModel, shipped_model};
 use tracecast_predict::scaling::{DEFAULT_GPUS_PER_NODE, DEFAULT_LATENCY_S, DEFAULT_NETWORK_GBS};
-use tracecast_predict::{PredictRequest, ScalingOptions, predict, write_outputs};
+use tracecast_predict::{PredictRequest, ScalingOptions, StepBase, predict, write_outputs};
 use tracecast_schemas::hardware::lookup_gpu;
 use tracecast_train::{FeatureTable, Labels, Model, TraceLabel, collector_label};
 
@@ -20,10 +20,13 @@ use crate::progress::Ui;
 /// Input: one trace file (--trace: ingested and featurized on the fly), a
 /// lake (--lake: featurized with the model's W and S), or a feature table
 /// already built with them (--features). Each step's time is the sum of its
-/// windows' predictions plus the step's remainder (CPU time at its edges,
-/// kept as recorded).
+/// windows' times plus the step's remainder (CPU time at its edges, kept as
+/// recorded). A window's time on the recorded GPU and batch is its measured
+/// time (--base recorded, the default: a trace priced as recorded gives its
+/// measured steps back) or the window model's prediction (--base model,
+/// ETS's approach, for checking the model against the recording).
 ///
-/// What-ifs: the model prices the trace as recorded; then each kernel moves
+/// What-ifs: the trace is priced as recorded; then each kernel moves
 /// by the op model's ratio between the recorded and the asked GPU and batch
 /// (roofline physics with a learned utilisation, `tracecast ops`), held to
 /// what the spec sheets allow (a GPU faster in every figure never makes a
@@ -51,8 +54,9 @@ use crate::progress::Ui;
 ///                     pass (--overlap)
 ///
 /// A step's remainder (CPU time at its edges) is kept as recorded but for its
-/// data-loader time under --batch-size; a negative one (GPU work outlasting
-/// the CPU step) is dropped under a what-if.
+/// data-loader time under --batch-size; where the GPU work outlasted the
+/// CPU's step (the host ran ahead), the step takes at least its kernels'
+/// time. A trace's iteration time is its median step.
 ///
 /// OUT gets steps.parquet/.csv (per step), traces.parquet/.csv (per trace and
 /// GPU count) and, for traces with a known batch size, throughput.csv (the
@@ -60,7 +64,8 @@ use crate::progress::Ui;
 /// count that divides it) and elasticflow/<gpu>/<model>.csv (ElasticFlow's
 /// layout). Columns: schemas/TABLES.md.
 ///
-/// Without --model, the built-in window model prices the trace: trained on
+/// Without --model, the built-in window model prices windows the trace has
+/// no measured time for (and every window under --base model): trained on
 /// the real public traces tracecast is tested on (13 runs: ResNet, DLRM,
 /// linear and CNN jobs on V100, A100, RTX 2080 Ti, GP100 and MI-series GPUs;
 /// its card is train/model/default/model.json). A model trained on your own
@@ -76,6 +81,10 @@ pub struct PredictArgs {
     /// The model directory (`tracecast train --out`) [default: the built-in window model].
     #[arg(long)]
     model: Option<PathBuf>,
+    /// A window's time on the recorded GPU and batch: its measured time
+    /// (`recorded`), or the window model's prediction (`model`).
+    #[arg(long, value_enum, default_value_t = BaseArg::Recorded)]
+    base: BaseArg,
     /// One trace file (Kineto JSON, .gz, or a .tar.gz of ranks).
     #[arg(long, group = "input")]
     trace: Option<PathBuf>,
@@ -121,6 +130,12 @@ pub struct PredictArgs {
     /// Hardware profiles directory [default: the built-in catalog, fixtures/hardware].
     #[arg(long, value_name = "DIR")]
     hardware: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum BaseArg {
+    Recorded,
+    Model,
 }
 
 /// The all-reduce model's settings, shared by `predict` and `scaling`.
@@ -230,6 +245,10 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
     }
     let request = PredictRequest {
         model: &model,
+        base: match args.base {
+            BaseArg::Recorded => StepBase::Recorded,
+            BaseArg::Model => StepBase::Model,
+        },
         op_model: op_model.as_ref(),
         table: &table,
         labels: &labels,
