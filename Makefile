@@ -6,7 +6,7 @@ TRACECAST := target/release/tracecast
 DEMO      := demo-out
 SUDO      ?= $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build test fuzz demo deps pydeps bench public-sweep default-model clean-demo
+.PHONY: all build test fuzz demo deps pydeps bench public-sweep default-model op-model clean-demo
 
 PY_VENV := bench/.venv
 
@@ -144,6 +144,15 @@ clean-demo:
 # `predict` uses it without --model), trained on the real traces in
 # ../shared/traces (MIT/BSD-licensed public projects) with their hand-made
 # labels. Paths are relative so the model card names no machine's folders.
+# The built-in op model: NeuSight's measurements (../shared/public) and our
+# own H100 SXM5 ones (bench/measured/h100-sxm5). The H200 in bench/measured
+# stays out of it: it is the unseen-GPU check (bench/README.md).
+op-model: build
+	@[ -d ../shared/public/neusight ] || { echo "op-model needs ../shared/public"; exit 1; }
+	@echo "== training the built-in op model into opmodel/model/opmodel.json"
+	$(TRACECAST) -q ops train --public ../shared/public --extra bench/measured/h100-sxm5 --out opmodel/model/opmodel.json
+	@echo "wrote opmodel/model/opmodel.json (rebuild tracecast to ship it: make build)"
+
 MODEL_WORK := target/default-model
 default-model: build
 	@[ -d ../shared/traces ] || { echo "default-model needs ../shared/traces"; exit 1; }

@@ -14,9 +14,10 @@ runs 10 times (mean of the 2 fastest), above 10 ms 5 times (the fastest).
 Long ops vary little run to run, so this moves the figure by well under 1%.
 
     python3 bench/gpu/measure_public.py --neusight DIR --out OUT \
-        [--perop-budget-s 300] [--e2e-budget-s 200]
+        [--perop-budget-s 300] [--e2e-budget-s 200] [--perop-split train]
 
-DIR holds per_op/test/*.csv.gz, DLmodel_configs/*.json and label_index.csv
+DIR holds per_op/test/*.csv.gz (per_op/train/<op>/*.csv.gz for
+--perop-split train), DLmodel_configs/*.json and label_index.csv
 (copied from ../shared/public/neusight, since that folder does not travel).
 """
 import argparse
@@ -35,6 +36,7 @@ from pathlib import Path
 import torch
 
 SHAPE_COLUMNS = ("B", "M", "N", "K", "H", "large")
+CONV_COLUMNS = ("Input_Channel", "Output_Channel", "Kernel_Szie", "Input_Size", "Stride", "Padding")
 PEROP_FILES = ("bmm", "linear", "elem", "ln", "softmax")
 
 
@@ -91,6 +93,12 @@ def op_callable(name, shape):
         x = torch.randn(shape["B"], shape["M"], shape["N"], device=dev)
         layer = torch.nn.Linear(shape["N"], shape["K"], device=dev)
         return lambda: layer(x)
+    if name == "conv":
+        size = shape["Input_Size"]
+        x = torch.randn(shape["B"], shape["Input_Channel"], size, size, device=dev)
+        layer = torch.nn.Conv2d(shape["Input_Channel"], shape["Output_Channel"], shape["Kernel_Szie"],
+                                stride=shape["Stride"], padding=shape["Padding"], device=dev)
+        return lambda: layer(x)
     x = torch.randn(shape["B"], shape["H"], device=dev)
     if name == "ln":
         layer = torch.nn.LayerNorm(shape["H"], device=dev)
@@ -114,33 +122,46 @@ def op_callable(name, shape):
     return unary[name]
 
 
-def measure_perop(neusight, out, device_name, budget_s):
+def perop_sources(neusight, out, key, split):
+    """(source CSVs, output CSV) per table: NeuSight's test files, or one
+    file per op kind of its train split (the union of every GPU's shapes)."""
+    if split == "test":
+        return [([neusight / "per_op/test" / f"{stem}.csv.gz"], out / "per_op/test" / f"{stem}.csv.gz")
+                for stem in PEROP_FILES]
+    return [(sorted(d.glob("*.csv.gz")), out / "per_op/train" / d.name / f"{key}.csv.gz")
+            for d in sorted((neusight / "per_op/train").iterdir()) if d.is_dir()]
+
+
+def measure_perop(neusight, out, device_name, key, split, per_table, budget_s):
     deadline = time.time() + budget_s
     meta = {"Torch Version": "p" + torch.__version__.split("+")[0],
             "CUDNN Version": str(torch.backends.cudnn.version()),
             "CUDA Version": "cu" + (torch.version.cuda or "").replace(".", "")}
-    jobs = []
-    for stem in PEROP_FILES:
-        with gzip.open(neusight / "per_op/test" / f"{stem}.csv.gz", "rt") as f:
-            reader = csv.DictReader(f)
-            header = reader.fieldnames
-            seen, rows = set(), []
-            for row in reader:
-                key = (row["OPName"],) + tuple(row.get(c, "") for c in SHAPE_COLUMNS)
-                if key not in seen:
-                    seen.add(key)
-                    rows.append(row)
-        jobs += [(stem, i) for i in range(len(rows))]
-        measure_perop.tables[stem] = (header, rows, {})
+    tables, jobs = [], []
+    for sources, target in perop_sources(neusight, out, key, split):
+        seen, rows, header = set(), [], None
+        for source in sources:
+            with gzip.open(source, "rt") as f:
+                reader = csv.DictReader(f)
+                header = header or reader.fieldnames
+                for row in reader:
+                    key_ = (row["OPName"],) + tuple(row.get(c, "") for c in SHAPE_COLUMNS + CONV_COLUMNS)
+                    if key_ not in seen:
+                        seen.add(key_)
+                        rows.append(row)
+        if per_table and len(rows) > per_table:
+            rows = random.Random(7).sample(rows, per_table)
+        jobs += [(len(tables), i) for i in range(len(rows))]
+        tables.append((target, header, rows, {}))
     # A random order, so that a budget cut leaves a random subset of every file.
     random.Random(16).shuffle(jobs)
     done = 0
-    for stem, i in jobs:
+    for t, i in jobs:
         if time.time() > deadline:
             break
-        header, rows, latency = measure_perop.tables[stem]
+        _, _, rows, latency = tables[t]
         row = rows[i]
-        shape = {c: int(row[c]) for c in ("B", "M", "N", "K", "H") if row.get(c)}
+        shape = {c: int(row[c]) for c in ("B", "M", "N", "K", "H") + CONV_COLUMNS if row.get(c)}
         try:
             fn = op_callable(row["OPName"], shape)
             latency[i] = time_op(fn)
@@ -151,25 +172,22 @@ def measure_perop(neusight, out, device_name, budget_s):
         if done % 500 == 0:
             log(f"per-op: {done}/{len(jobs)}")
             torch.cuda.empty_cache()
-    log(f"per-op: {done}/{len(jobs)} shapes measured within {budget_s} s")
-    for stem, (header, rows, latency) in measure_perop.tables.items():
-        path = out / "per_op/test" / f"{stem}.csv.gz"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with gzip.open(path, "wt", newline="") as f:
+    log(f"per-op ({split}): {done}/{len(jobs)} shapes measured within {budget_s} s")
+    for target, header, rows, latency in tables:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with gzip.open(target, "wt", newline="") as f:
             w = csv.DictWriter(f, fieldnames=header)
             w.writeheader()
             for i, row in enumerate(rows):
                 if i not in latency:
                     continue
-                new = {k: ("" if k not in SHAPE_COLUMNS and k != "OPName" else v) for k, v in row.items()}
+                shape_cols = SHAPE_COLUMNS + CONV_COLUMNS + ("OPName",)
+                new = {k: (v if k in shape_cols else "") for k, v in row.items()}
                 new.update(meta)
                 new["Device"] = device_name
                 new["Latency"] = repr(latency[i])
                 w.writerow(new)
-        log(f"{path}: {len(latency)} of {len(rows)} shapes")
-
-
-measure_perop.tables = {}
+        log(f"{target}: {len(latency)} of {len(rows)} shapes")
 
 
 def build_model(config_path, train):
@@ -336,6 +354,10 @@ def main():
     ap.add_argument("--e2e-budget-s", type=float, default=200)
     ap.add_argument("--kineto-budget-s", type=float, default=60)
     ap.add_argument("--only", choices=["perop", "e2e", "kineto"], action="append")
+    ap.add_argument("--perop-split", choices=["test", "train"], default="test",
+                    help="NeuSight's test shapes, or its train shapes (per op kind, all GPUs' union)")
+    ap.add_argument("--perop-per-table", type=int, default=0,
+                    help="at most this many shapes per output file, drawn at random (0: all)")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("measure_public.py: no CUDA device visible")
@@ -348,7 +370,8 @@ def main():
     spec_sheet(ns_out, device_name, key)
     sections = [("kineto", lambda: kineto_resnet(args.out / "kineto", args.kineto_budget_s)),
                 ("e2e", lambda: measure_e2e(args.neusight, ns_out, key, args.e2e_budget_s)),
-                ("perop", lambda: measure_perop(args.neusight, ns_out, device_name, args.perop_budget_s))]
+                ("perop", lambda: measure_perop(args.neusight, ns_out, device_name, key, args.perop_split,
+                                             args.perop_per_table, args.perop_budget_s))]
     failed = False
     for name, run in sections:
         if name not in only:

@@ -63,6 +63,17 @@ pub struct Collected {
     pub sources: Vec<String>,
 }
 
+impl Collected {
+    /// Adds another directory's samples.
+    pub fn extend(&mut self, other: Collected) {
+        self.samples.extend(other.samples);
+        self.per_op_rows += other.per_op_rows;
+        self.node_rows += other.node_rows;
+        self.skipped.extend(other.skipped);
+        self.sources.extend(other.sources);
+    }
+}
+
 /// Per-node samples count for more than an isolated operator of the same
 /// shape: they are the operators real models run.
 const NODE_WEIGHT: f32 = 3.0;

@@ -79,16 +79,19 @@ fn add_label_folder_gpus(gpus: &mut GpuTable, dirs: &[&Path]) -> Result<(), OpMo
     Ok(())
 }
 
-/// A model fitted on the measurements under `root` (a directory laid out
-/// like `../shared/public`), leaving out the GPUs in `holdout`.
+/// A model fitted on the NeuSight measurements under `roots` (directories
+/// laid out like `../shared/public`), leaving out the GPUs in `holdout`.
 pub fn train_public(
-    root: &Path,
+    roots: &[&Path],
     gpus: &GpuTable,
     holdout: &[String],
     params: &FitParams,
 ) -> Result<(OpModel, Collected), OpModelError> {
     let holdout: BTreeSet<String> = holdout.iter().cloned().collect();
-    let collected = collect::collect(root, gpus, &holdout)?;
+    let mut collected = Collected::default();
+    for root in roots {
+        collected.extend(collect::collect(root, gpus, &holdout)?);
+    }
     let mut sources = collected.sources.clone();
     if !holdout.is_empty() {
         sources.push(format!(
@@ -114,6 +117,9 @@ pub struct PublicRun {
 
 pub struct PublicOptions {
     pub train: PathBuf,
+    /// More directories whose NeuSight measurements are trained on too (their
+    /// spec sheets join the GPU table); graphs and ETS come from `train` alone.
+    pub extra_train: Vec<PathBuf>,
     pub eval: PathBuf,
     pub out: PathBuf,
     pub params: FitParams,
@@ -126,9 +132,13 @@ pub struct PublicOptions {
 /// Train on `train`, predict everything in `eval`, write the prediction
 /// files into `out`, and score them where `eval` holds measurements.
 pub fn run_public(opts: &PublicOptions) -> Result<PublicRun, OpModelError> {
-    let gpus = spec_sheets(&[&opts.train, &opts.eval])?;
+    let mut dirs: Vec<&Path> = vec![&opts.train, &opts.eval];
+    dirs.extend(opts.extra_train.iter().map(PathBuf::as_path));
+    let gpus = spec_sheets(&dirs)?;
+    let mut roots: Vec<&Path> = vec![&opts.train];
+    roots.extend(opts.extra_train.iter().map(PathBuf::as_path));
     let started = Instant::now();
-    let (model, collected) = train_public(&opts.train, &gpus, &opts.holdout, &opts.params)?;
+    let (model, collected) = train_public(&roots, &gpus, &opts.holdout, &opts.params)?;
     let fit_seconds = started.elapsed().as_secs_f64();
     let calibration = ets::calibrate(&model, &opts.train, &gpus, &opts.holdout)?;
     let evaluation = evaluate::evaluate(

@@ -111,7 +111,7 @@ const KNOWN_LIMITS: [&str; 5] = [
     "FP32 only: every measurement is float32; half precision is priced from the spec sheet's tensor-core rate with a utilisation learned on FP32 work",
     "a GPU's own efficiency is not in its spec sheet: leave-one-GPU-out error on NeuSight's labels is about 11% on average, about 20% on the V100 (which runs closer to its peaks than any other GPU here) and 15% on the T4 (whose power limit throttles it)",
     "power-limited cards (T4, P4, and by extension L4) run GEMMs at 32-56% of their spec peak, and more slowly in long randomized sweeps than in a model's run; nothing in a NeuSight spec sheet states the power limit",
-    "every NVIDIA GPU it trained on has 64 FP32 lanes per SM; on GPUs with 128 (GA10x, Ada, Hopper) GEMM utilisation is extrapolated",
+    "of the NVIDIA GPUs with 128 FP32 lanes per SM (GA10x, Ada, Hopper) it has seen only those its trained GPUs list (NeuSight's are all 64-lane parts; the shipped model adds an H100 SXM5 measured by bench/gpu/measure_public.py); on the others GEMM utilisation is extrapolated",
     "operators are priced alone: overlap between kernels, launch gaps and host time are the window model's and the trace's",
 ];
 

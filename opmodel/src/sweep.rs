@@ -5,7 +5,7 @@
 //! what-if: fit without the largest batch's files, predict them; then each
 //! model of NeuSight's labels alone (its graphs not trained on).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::ets::read_ets_dir;
 use crate::evaluate::Scored;
@@ -35,8 +35,18 @@ fn same_figures(a: &GpuSpec, b: &GpuSpec) -> bool {
 }
 
 /// `progress` is called with each held-out GPU before its fit.
-pub fn sweep(dir: &Path, out: &Path, params: &FitParams, progress: &dyn Fn(&str)) -> Result<SweepResult, OpModelError> {
-    let gpus = spec_sheets(&[dir])?;
+/// `extra` directories' NeuSight measurements are trained on in every fold
+/// (their GPUs are never held out: they are not in `dir`'s labels).
+pub fn sweep(
+    dir: &Path,
+    extra: &[PathBuf],
+    out: &Path,
+    params: &FitParams,
+    progress: &dyn Fn(&str),
+) -> Result<SweepResult, OpModelError> {
+    let mut dirs = vec![dir];
+    dirs.extend(extra.iter().map(PathBuf::as_path));
+    let gpus = spec_sheets(&dirs)?;
     // Units: every NeuSight label GPU, with the ETS folders recorded on it
     // (a GPU never seen is unseen in both); then every ETS folder on its own
     // (ETS's cross-GPU question: its other GPU's files, NeuSight's
@@ -102,6 +112,7 @@ pub fn sweep(dir: &Path, out: &Path, params: &FitParams, progress: &dyn Fn(&str)
         progress(&unit.join(" + "));
         let opts = PublicOptions {
             train: dir.to_path_buf(),
+            extra_train: extra.to_vec(),
             eval: dir.to_path_buf(),
             out: out.join(&unit[0]),
             params: params.clone(),

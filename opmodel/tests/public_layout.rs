@@ -6,6 +6,7 @@ use std::path::Path;
 
 use tracecast_opmodel::{
     FitParams, GpuSpec, OpModel, OpWork, PublicOptions, PublicRun, Sample, Timing, public_tables, run_public,
+    spec_sheets, train_public,
 };
 
 /// A made-up GPU family: time = roofline / utilisation + 6 µs launch, with a
@@ -177,6 +178,7 @@ call_module,head,\"OrderedDict([('head', <class 'torch.nn.modules.linear.Linear'
 fn small_run(train: &Path, eval: &Path, out: &Path) -> PublicRun {
     run_public(&PublicOptions {
         train: train.to_path_buf(),
+        extra_train: vec![],
         eval: eval.to_path_buf(),
         out: out.to_path_buf(),
         params: FitParams {
@@ -320,4 +322,52 @@ fn a_label_folder_without_a_spec_sheet_uses_the_built_in_profile() {
     assert!(line.starts_with("NVIDIA_H100_80GB_HBM3,tiny,train,128,2,,"), "{e2e}");
     let h100: f64 = line.rsplit(',').next().unwrap().parse().unwrap();
     assert!(h100 > 0.0, "{e2e}\n{:?}", run.evaluation.notes);
+}
+
+/// `--extra`: a second directory's measurements join the fit, its GPUs
+/// join the card, and a held-out GPU stays out of both directories.
+#[test]
+fn extra_directories_are_trained_on_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let (main, extra) = (dir.path().join("main"), dir.path().join("extra"));
+    public_dir(&main, true);
+    public_dir(&extra, true);
+    // The extra directory's GPU_B is another GPU (a new key and name).
+    let ns = extra.join("neusight");
+    let sheet = std::fs::read_to_string(ns.join("device_configs/GPU_B.json")).unwrap();
+    write(&ns.join("device_configs/GPU_C.json"), &sheet.replace("GPU B", "GPU C"));
+    std::fs::remove_file(ns.join("device_configs/GPU_B.json")).unwrap();
+    let rows = String::from_utf8({
+        let mut text = Vec::new();
+        let file = std::fs::File::open(ns.join("per_op/train/bmm/GPU_B.csv.gz")).unwrap();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(file), &mut text).unwrap();
+        text
+    })
+    .unwrap();
+    gz(
+        &ns.join("per_op/train/bmm/GPU_C.csv.gz"),
+        &rows.replace("GPU B", "GPU C"),
+    );
+    std::fs::remove_file(ns.join("per_op/train/bmm/GPU_B.csv.gz")).unwrap();
+
+    let params = FitParams {
+        num_iterations: 10,
+        min_data_in_leaf: 1,
+        num_threads: 1,
+        ..FitParams::default()
+    };
+    let gpus = spec_sheets(&[&main, &extra]).unwrap();
+    let (alone, alone_rows) = train_public(&[&main], &gpus, &[], &params).unwrap();
+    let (both, collected) = train_public(&[&main, &extra], &gpus, &[], &params).unwrap();
+    assert_eq!(alone.card.trained_gpus, ["GPU A", "GPU B"]);
+    assert_eq!(both.card.trained_gpus, ["GPU A", "GPU B", "GPU C"]);
+    // 6 isolated operators per GPU and directory.
+    assert_eq!((alone_rows.per_op_rows, collected.per_op_rows), (12, 24));
+    assert!(
+        both.card.trained_on.iter().any(|s| s.contains("extra")),
+        "{:?}",
+        both.card.trained_on
+    );
+    let (held, _) = train_public(&[&main, &extra], &gpus, &["GPU_A".to_string()], &params).unwrap();
+    assert_eq!(held.card.trained_gpus, ["GPU B", "GPU C"]);
 }

@@ -1,6 +1,6 @@
 //! `tracecast ops`: the per-operator model (physics + learned utilisation).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Context;
@@ -47,6 +47,16 @@ impl FitArgs {
     }
 }
 
+/// More measurements to train on.
+#[derive(Args, Clone)]
+pub struct ExtraArgs {
+    /// Another directory laid out like ../shared/public whose NeuSight
+    /// measurements are trained on too, e.g. bench/measured/h100-sxm5 (an
+    /// H100 that ../shared/public lacks). Repeatable.
+    #[arg(long = "extra", value_name = "DIR")]
+    dirs: Vec<PathBuf>,
+}
+
 /// Fit an op model on a directory laid out like ../shared/public (its
 /// `neusight/` per-op latencies, per-node graph latencies and spec sheets).
 ///
@@ -58,6 +68,8 @@ pub struct TrainArgs {
     /// Directory with `neusight/` (per_op/train, label/, device_configs/).
     #[arg(long)]
     public: PathBuf,
+    #[command(flatten)]
+    extra: ExtraArgs,
     /// Model file to write (JSON: the card and LightGBM's trees).
     #[arg(long)]
     out: PathBuf,
@@ -86,6 +98,8 @@ pub struct TrainArgs {
 pub struct BenchArgs {
     #[arg(long)]
     train: PathBuf,
+    #[command(flatten)]
+    extra: ExtraArgs,
     #[arg(long)]
     eval: PathBuf,
     #[arg(long)]
@@ -113,6 +127,8 @@ pub struct BenchArgs {
 pub struct SweepArgs {
     #[arg(long)]
     public: PathBuf,
+    #[command(flatten)]
+    extra: ExtraArgs,
     /// Output directory: one folder of predictions per held-out GPU, and sweep.md.
     #[arg(long)]
     out: PathBuf,
@@ -123,9 +139,11 @@ pub struct SweepArgs {
 pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
     match command {
         OpsCommand::Train(args) => {
-            let gpus = spec_sheets(&[&args.public])?;
+            let mut roots: Vec<&Path> = vec![&args.public];
+            roots.extend(args.extra.dirs.iter().map(PathBuf::as_path));
+            let gpus = spec_sheets(&roots)?;
             let spinner = ui.spinner("fitting the op model");
-            let (model, collected) = train_public(&args.public, &gpus, &args.holdout, &args.fit.params())?;
+            let (model, collected) = train_public(&roots, &gpus, &args.holdout, &args.fit.params())?;
             spinner.finish_and_clear();
             model.save(&args.out)?;
             for line in &model.card.trained_on {
@@ -141,6 +159,7 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
             let spinner = ui.spinner("fitting and predicting");
             let run = run_public(&PublicOptions {
                 train: args.train.clone(),
+                extra_train: args.extra.dirs.clone(),
                 eval: args.eval.clone(),
                 out: args.out.clone(),
                 params: args.fit.params(),
@@ -178,7 +197,7 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
         }
         OpsCommand::Sweep(args) => {
             let bar = ui.spinner("leave-one-GPU-out");
-            let result = sweep(&args.public, &args.out, &args.fit.params(), &|unit| {
+            let result = sweep(&args.public, &args.extra.dirs, &args.out, &args.fit.params(), &|unit| {
                 bar.set_message(format!("leave-one-GPU-out: holding out {unit}"));
             })?;
             bar.finish_and_clear();
