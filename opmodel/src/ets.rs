@@ -20,10 +20,10 @@ use tracecast_schemas::hardware::{Catalog, builtin_catalog, lookup_gpu};
 use crate::OpModelError;
 use crate::collect::GpuTable;
 use crate::csvio::{CsvTable, subfolders};
-use crate::evaluate::{Evaluation, Scored, create, write_err};
 use crate::features::Timing;
 use crate::gpu::GpuSpec;
 use crate::model::OpModel;
+use crate::scored::{Evaluation, Scored, create, write_err};
 use crate::work::{EwFunc, OpWork};
 
 /// One forward or backward row.

@@ -15,32 +15,9 @@ use crate::features::Timing;
 use crate::graph::{Node, read_graph};
 use crate::model::OpModel;
 use crate::neusight::{Label, read_labels, read_per_op, shape_columns};
+use crate::scored::{Evaluation, Scored};
+use crate::scored::{create, write_err};
 use crate::work::OpWork;
-
-/// One prediction, with the measurement where the evaluation set kept it.
-#[derive(Clone, Debug)]
-pub struct Scored {
-    /// `perop`, `e2e` or `ets`.
-    pub set: &'static str,
-    pub gpu: String,
-    /// Op kind (per-op), `train`/`inf` plus model (e2e), model (ETS).
-    pub group: String,
-    /// `fusion`, `dp4`, ... for e2e labels with an option; else empty.
-    pub option: String,
-    pub predicted_ms: f64,
-    pub measured_ms: Option<f64>,
-    /// Where the prediction came from, for the report: a file and row.
-    pub what: String,
-}
-
-pub struct Evaluation {
-    pub scored: Vec<Scored>,
-    pub files: Vec<PathBuf>,
-    /// What could not be predicted, and why.
-    pub notes: Vec<String>,
-    pub ops_predicted: usize,
-    pub predict_seconds: f64,
-}
 
 /// Shape columns of every per-op layout, in one header: bmm/linear's,
 /// conv's, the vector ops' `H`, and the test files' `large` flag.
@@ -55,22 +32,6 @@ fn per_op_shape_columns() -> Vec<&'static str> {
     }
     columns.push("large");
     columns
-}
-
-pub(crate) fn create(path: &Path) -> Result<std::io::BufWriter<std::fs::File>, OpModelError> {
-    std::fs::File::create(path)
-        .map(std::io::BufWriter::new)
-        .map_err(|source| OpModelError::Write {
-            path: path.to_path_buf(),
-            source,
-        })
-}
-
-pub(crate) fn write_err(path: &Path) -> impl Fn(std::io::Error) -> OpModelError + '_ {
-    move |source| OpModelError::Write {
-        path: path.to_path_buf(),
-        source,
-    }
 }
 
 fn csv_cell(s: &str) -> String {

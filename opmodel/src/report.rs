@@ -6,7 +6,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use crate::csvio::CsvTable;
-use crate::evaluate::Scored;
+use crate::scored::Scored;
 
 /// Absolute percentage error.
 fn ape(predicted: f64, measured: f64) -> f64 {

@@ -8,10 +8,10 @@
 use std::path::{Path, PathBuf};
 
 use crate::ets::read_ets_dir;
-use crate::evaluate::Scored;
 use crate::gpu::GpuSpec;
 use crate::model::FitParams;
 use crate::neusight::read_labels;
+use crate::scored::Scored;
 use crate::{OpModelError, PublicOptions, report, run_public, spec_sheets};
 
 pub struct SweepResult {

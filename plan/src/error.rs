@@ -26,7 +26,16 @@ pub enum PlanError {
     #[error("{0}")]
     Inconsistent(String),
     #[error(transparent)]
-    Verify(#[from] crate::verify::VerifyError),
+    Verify(#[from] VerifyError),
+}
+
+/// A schedule that breaks the rules it is replayed under (`verify::verify`).
+#[derive(Debug, thiserror::Error)]
+#[error("schedule rejected: {} problem(s):\n  {}{}", .count, .problems.join("\n  "), if *.count > .problems.len() { "\n  ..." } else { "" })]
+pub struct VerifyError {
+    pub count: usize,
+    /// The first problems found (at most 20).
+    pub problems: Vec<String>,
 }
 
 pub type Result<T> = std::result::Result<T, PlanError>;

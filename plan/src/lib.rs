@@ -15,6 +15,7 @@ pub mod perturb;
 pub mod placement;
 pub mod planner;
 pub mod policies;
+pub mod registry;
 pub mod render;
 pub mod schedule;
 pub mod simulator;
@@ -108,12 +109,12 @@ pub struct RunResult {
     pub metrics: Metrics,
 }
 
-/// Run a policy by name (see [`policies::POLICIES`]), verify its schedule and score it.
+/// Run a policy by name (see [`registry::POLICIES`]), verify its schedule and score it.
 pub fn run_policy(w: &Workload, name: &str, cfg: &PlannerConfig) -> Result<RunResult> {
-    let mut policy = policies::by_name(name, cfg).ok_or_else(|| {
+    let mut policy = registry::by_name(name, cfg).ok_or_else(|| {
         PlanError::Inconsistent(format!(
             "unknown policy `{name}` (known: {})",
-            policies::POLICIES.join(", ")
+            registry::POLICIES.join(", ")
         ))
     })?;
     let start = Instant::now();

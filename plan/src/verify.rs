@@ -4,6 +4,7 @@
 //! cost than the workload's. The replay also yields each job's completion
 //! time, from which the metrics are computed.
 
+pub use crate::error::VerifyError;
 use crate::placement::placed_rate;
 use crate::schedule::Schedule;
 use crate::workload::Workload;
@@ -21,14 +22,6 @@ pub struct Replay {
     pub restarts: u64,
     pub segments: u64,
     pub interpolated_segments: u64,
-}
-
-#[derive(Debug, thiserror::Error)]
-#[error("schedule rejected: {} problem(s):\n  {}{}", .count, .problems.join("\n  "), if *.count > .problems.len() { "\n  ..." } else { "" })]
-pub struct VerifyError {
-    pub count: usize,
-    /// The first problems found (at most 20).
-    pub problems: Vec<String>,
 }
 
 const MAX_SHOWN: usize = 20;

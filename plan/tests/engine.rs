@@ -285,7 +285,7 @@ fn policy_names_stay_unique_without_elastic_scaling() {
         elastic: false,
         ..Default::default()
     };
-    let names: Vec<String> = tracecast_plan::policies::POLICIES
+    let names: Vec<String> = tracecast_plan::registry::POLICIES
         .iter()
         .map(|p| run(&w, p, &cfg).metrics.policy)
         .collect();
@@ -326,7 +326,7 @@ fn every_policy_finishes_a_mixed_workload_with_valid_schedules() {
             j.total / fastest
         })
         .collect();
-    for p in tracecast_plan::policies::POLICIES {
+    for p in tracecast_plan::registry::POLICIES {
         let r = run(&w, p, &PlannerConfig::default());
         let finished = r.replay.finish.iter().filter(|f| f.is_finite()).count();
         assert_eq!(finished, w.jobs.len(), "{p}");

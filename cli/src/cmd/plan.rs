@@ -5,7 +5,7 @@ use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use tracecast_plan::perturb::ErrorDist;
 use tracecast_plan::planner::{Objective, PlannerConfig};
-use tracecast_plan::policies::BASELINES;
+use tracecast_plan::registry::BASELINES;
 use tracecast_plan::workload::{Penalty, Workload};
 use tracecast_plan::{Inputs, comparison_table};
 

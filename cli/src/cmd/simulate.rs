@@ -5,7 +5,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use tracecast_plan::comparison_table;
 use tracecast_plan::planner::Objective;
-use tracecast_plan::policies::POLICIES;
+use tracecast_plan::registry::POLICIES;
 
 use super::plan::{InputArgs, PlannerArgs, describe_inputs};
 

@@ -1,7 +1,9 @@
 //! Baseline policies the planner is compared with, all with the GPU counts
 //! the jobs requested: FIFO, SJF with true durations (the oracle),
 //! Tiresias-style two-dimensional least-attained-service, EDF. The planner
-//! itself (and its fixed-count ablation, `fixed`) lives in `crate::planner`.
+//! itself (and its fixed-count ablation, `fixed`) lives in `crate::planner`,
+//! which uses the GPU-type choice below; every policy by name is in
+//! `crate::registry`.
 
 mod edf;
 mod fifo;
@@ -13,53 +15,8 @@ pub use fifo::Fifo;
 pub use sjf::SjfOracle;
 pub use tiresias::Tiresias;
 
-use crate::planner::{Objective, Planner, PlannerConfig};
-use crate::simulator::{Alloc, Ctx, Policy};
+use crate::simulator::{Alloc, Ctx};
 use crate::workload::PJob;
-
-/// Every policy name `by_name` knows: the planner's three objectives, then the baselines.
-pub const POLICIES: &[&str] = &[
-    "plan-jct",
-    "plan-makespan",
-    "plan-deadline",
-    "fifo",
-    "sjf-oracle",
-    "tiresias",
-    "edf",
-    "fixed",
-];
-/// The baselines reported beside the planner.
-pub const BASELINES: &[&str] = &["fifo", "sjf-oracle", "tiresias", "edf", "fixed"];
-
-/// A policy by name; planner policies take `cfg` (its objective is overridden by the name).
-pub fn by_name(name: &str, cfg: &PlannerConfig) -> Option<Box<dyn Policy>> {
-    let planner = |objective, elastic| {
-        Box::new(Planner::new(PlannerConfig {
-            objective,
-            elastic,
-            ..cfg.clone()
-        })) as Box<dyn Policy>
-    };
-    Some(match name {
-        "plan-jct" => planner(Objective::Jct, cfg.elastic),
-        "plan-makespan" => planner(Objective::Makespan, cfg.elastic),
-        "plan-deadline" => planner(Objective::Deadline, cfg.elastic),
-        // Named apart from `plan-jct` run with `elastic: false` (`plan-jct-fixed`).
-        "fixed" => Box::new(Planner::named(
-            PlannerConfig {
-                objective: Objective::Jct,
-                elastic: false,
-                ..cfg.clone()
-            },
-            "fixed",
-        )),
-        "fifo" => Box::new(Fifo),
-        "sjf-oracle" => Box::new(SjfOracle),
-        "tiresias" => Box::new(Tiresias::default()),
-        "edf" => Box::new(Edf),
-        _ => return None,
-    })
-}
 
 /// A GPU type for `n` GPUs of `job` among those with `free` room: the job's
 /// current type while it fits and is within 25% of the fastest that fits

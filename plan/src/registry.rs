@@ -1,0 +1,51 @@
+//! Every policy by name, the planner's and the baselines': the one place that
+//! knows both `crate::planner` and `crate::policies` (the planner uses the
+//! policies' GPU-type choice, so the policies cannot name the planner).
+
+use crate::planner::{Objective, Planner, PlannerConfig};
+use crate::policies::{Edf, Fifo, SjfOracle, Tiresias};
+use crate::simulator::Policy;
+
+/// Every policy name `by_name` knows: the planner's three objectives, then the baselines.
+pub const POLICIES: &[&str] = &[
+    "plan-jct",
+    "plan-makespan",
+    "plan-deadline",
+    "fifo",
+    "sjf-oracle",
+    "tiresias",
+    "edf",
+    "fixed",
+];
+/// The baselines reported beside the planner.
+pub const BASELINES: &[&str] = &["fifo", "sjf-oracle", "tiresias", "edf", "fixed"];
+
+/// A policy by name; planner policies take `cfg` (its objective is overridden by the name).
+pub fn by_name(name: &str, cfg: &PlannerConfig) -> Option<Box<dyn Policy>> {
+    let planner = |objective, elastic| {
+        Box::new(Planner::new(PlannerConfig {
+            objective,
+            elastic,
+            ..cfg.clone()
+        })) as Box<dyn Policy>
+    };
+    Some(match name {
+        "plan-jct" => planner(Objective::Jct, cfg.elastic),
+        "plan-makespan" => planner(Objective::Makespan, cfg.elastic),
+        "plan-deadline" => planner(Objective::Deadline, cfg.elastic),
+        // Named apart from `plan-jct` run with `elastic: false` (`plan-jct-fixed`).
+        "fixed" => Box::new(Planner::named(
+            PlannerConfig {
+                objective: Objective::Jct,
+                elastic: false,
+                ..cfg.clone()
+            },
+            "fixed",
+        )),
+        "fifo" => Box::new(Fifo),
+        "sjf-oracle" => Box::new(SjfOracle),
+        "tiresias" => Box::new(Tiresias::default()),
+        "edf" => Box::new(Edf),
+        _ => return None,
+    })
+}
