@@ -15,7 +15,6 @@ mod link;
 pub mod model;
 mod pipeline;
 pub mod source;
-pub mod synth;
 
 use std::path::{Path, PathBuf};
 

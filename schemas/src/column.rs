@@ -66,9 +66,29 @@ pub struct Column {
     /// Holds few distinct values (codes, launch configurations): files we
     /// write store it dictionary-encoded, which makes them smaller.
     pub few_values: bool,
+    /// What a model reading the table may do with the column.
+    pub role: Role,
+    /// Grows with the batch size under a batch-size what-if (work and
+    /// launch sizes of forward and backward operators).
+    pub batch_scaled: bool,
+}
+
+/// A column's part in a table a model reads (the feature tables); other
+/// tables' columns keep the default, [`Role::Value`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A value of the row: a predictor input where a model reads the table.
+    Value,
+    /// Names the row (trace, step, window): never an input.
+    Identifier,
+    /// What the model learns to predict.
+    Target,
     /// Timed on the recorded GPU: it describes a trace but is never a
     /// predictor input (its doc says *Measured*, for readers of TABLES.md).
-    pub measured: bool,
+    Measured,
+    /// Describes the recorded GPU by name or count; the hardware profile's
+    /// figures are the inputs instead, so that another GPU can replace them.
+    RecordedHardware,
 }
 
 impl Column {
@@ -80,7 +100,38 @@ impl Column {
     }
 
     pub const fn measured(self) -> Column {
-        Column { measured: true, ..self }
+        Column {
+            role: Role::Measured,
+            ..self
+        }
+    }
+
+    pub const fn identifier(self) -> Column {
+        Column {
+            role: Role::Identifier,
+            ..self
+        }
+    }
+
+    pub const fn target(self) -> Column {
+        Column {
+            role: Role::Target,
+            ..self
+        }
+    }
+
+    pub const fn recorded_hardware(self) -> Column {
+        Column {
+            role: Role::RecordedHardware,
+            ..self
+        }
+    }
+
+    pub const fn batch_scaled(self) -> Column {
+        Column {
+            batch_scaled: true,
+            ..self
+        }
     }
 }
 
@@ -93,7 +144,8 @@ pub const fn req(name: &'static str, ty: ColType, unit: &'static str, doc: &'sta
         unit,
         doc,
         few_values: false,
-        measured: false,
+        role: Role::Value,
+        batch_scaled: false,
     }
 }
 
@@ -105,7 +157,8 @@ pub const fn opt(name: &'static str, ty: ColType, unit: &'static str, doc: &'sta
         unit,
         doc,
         few_values: false,
-        measured: false,
+        role: Role::Value,
+        batch_scaled: false,
     }
 }
 

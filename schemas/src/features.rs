@@ -193,20 +193,22 @@ pub const FEATURE_WINDOWS: TableDef = TableDef {
           Columns marked *measured* were timed on the recorded GPU: they describe the trace but are not predictor inputs \
           for pricing a trace on other hardware.",
     columns: &[
-        req("trace_id", Utf8, "", "The trace."),
-        req("step_id", Int64, "", "The step."),
+        req("trace_id", Utf8, "", "The trace.").identifier(),
+        req("step_id", Int64, "", "The step.").identifier(),
         req(
             "window_index",
             Int64,
             "",
             "Index of the window within the step, from 0.",
-        ),
+        )
+        .identifier(),
         req(
             "first_item",
             Int64,
             "",
             "Sequence index of the window's first central item.",
-        ),
+        )
+        .identifier(),
         req(
             "central_count",
             Int64,
@@ -218,7 +220,8 @@ pub const FEATURE_WINDOWS: TableDef = TableDef {
             Int64,
             "ns",
             "The target: wall time of the central items (durations plus the gaps after them).",
-        ),
+        )
+        .target(),
         req(
             "window_items",
             Int64,
@@ -335,29 +338,33 @@ pub const FEATURE_WINDOWS: TableDef = TableDef {
             "step_dur_ns",
             Int64,
             "ns",
-            "Step context: measured wall time of the step.",
-        ),
+            "*Measured*: step context: wall time of the step.",
+        )
+        .measured(),
         req(
             "step_remainder_ns",
             Int64,
             "ns",
-            "Step context: the step's `remainder_ns` (the same on every window of the step).",
-        ),
-        opt("gpu_name", Utf8, "", "Hardware: `traces.gpu_name`."),
+            "*Measured*: step context: the step's `remainder_ns` (the same on every window of the step).",
+        )
+        .measured(),
+        opt("gpu_name", Utf8, "", "Hardware: `traces.gpu_name`.").recorded_hardware(),
         opt(
             "sm_count",
             Int64,
             "count",
             "Hardware: SMs (compute units on AMD) of the trace's GPU (its `devices` row named as `gpu_name`).",
         )
-        .few_values(),
+        .few_values()
+        .recorded_hardware(),
         opt(
             "compute_capability",
             Int32,
             "",
             "Hardware: compute capability as major*10 + minor (80 for 8.0).",
         )
-        .few_values(),
+        .few_values()
+        .recorded_hardware(),
     ],
 };
 
@@ -397,19 +404,22 @@ pub const FEATURE_POSITIONS: TableDef = TableDef {
             Float64,
             "FLOP",
             "FLOPs estimated from the launching operator's input dims (matmul/linear/bmm/addmm/conv/attention/elementwise/norm/reduction/softmax), divided evenly over the kernels the operator launched.",
-        ),
+        )
+        .batch_scaled(),
         opt(
             "bytes",
             Float64,
             "bytes",
             "Bytes read and written estimated from the operator's input dims and dtypes, divided like `flops`; for copies and sets, the bytes the trace records.",
-        ),
+        )
+        .batch_scaled(),
         opt(
             "in0_numel",
             Float64,
             "elements",
             "Elements of the operator's first tensor input.",
-        ),
+        )
+        .batch_scaled(),
         opt(
             "in1_numel",
             Float64,
@@ -422,7 +432,9 @@ pub const FEATURE_POSITIONS: TableDef = TableDef {
             "bytes",
             "Element size of the operator's first tensor input.",
         ).few_values(),
-        opt("grid", Int64, "count", "Blocks in the grid (x*y*z).").few_values(),
+        opt("grid", Int64, "count", "Blocks in the grid (x*y*z).")
+            .few_values()
+            .batch_scaled(),
         opt("block", Int64, "count", "Threads per block (x*y*z).").few_values(),
         opt("registers", Int64, "count", "Registers per thread.").few_values(),
         opt("shared_memory_bytes", Int64, "bytes", "Shared memory per block.").few_values(),
@@ -490,6 +502,7 @@ pub fn window_schema(w: usize) -> SchemaRef {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::column::Role;
 
     #[test]
     fn window_schema_has_every_position() {
@@ -533,7 +546,13 @@ mod tests {
     fn measured_flag_and_doc_agree() {
         for def in TABLES {
             for c in def.columns {
-                assert_eq!(c.measured, c.doc.starts_with("*Measured*"), "{}.{}", def.name, c.name);
+                assert_eq!(
+                    c.role == Role::Measured,
+                    c.doc.starts_with("*Measured*"),
+                    "{}.{}",
+                    def.name,
+                    c.name
+                );
             }
         }
     }

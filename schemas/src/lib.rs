@@ -15,7 +15,7 @@ pub mod plan;
 pub mod predict;
 pub mod public;
 
-pub use column::{ColType, Column, TableDef};
+pub use column::{ColType, Column, Role, TableDef};
 
 /// Every table definition, in documentation order.
 pub fn all_tables() -> Vec<&'static TableDef> {

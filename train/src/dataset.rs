@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 
 use arrow::array::{AsArray, RecordBatch};
+use tracecast_schemas::Role;
 use tracecast_schemas::features::{
     BACKWARD_PHASE, COMMUNICATION_FAMILY, FEATURE_POSITIONS, FEATURE_WINDOWS, OPTIMIZER_FAMILY, OPTIMIZER_PHASE,
     central_positions, position_column,
@@ -22,19 +23,6 @@ use crate::hardware::{HARDWARE_INPUTS, HardwareInputs};
 use crate::labels::{Labels, TraceLabel};
 use crate::table::{FeatureTable, StepRow, column_f64};
 
-/// Window-table columns that are not inputs although not measured.
-const NOT_INPUTS: [&str; 9] = [
-    "trace_id",
-    "step_id",
-    "window_index",
-    "first_item",
-    "target_ns",
-    "step_dur_ns",
-    "gpu_name",
-    "sm_count",
-    "compute_capability",
-];
-
 /// Inputs computed here rather than read: they depend on the target hardware and batch size.
 const DERIVED_INPUTS: [&str; 5] = [
     "central_flops",
@@ -44,13 +32,13 @@ const DERIVED_INPUTS: [&str; 5] = [
     "batch_size",
 ];
 
-/// Position columns that grow with the batch under a batch-size what-if
-/// (except on optimizer work and collectives: parameters and gradients do not).
-const BATCH_SCALED: [&str; 4] = ["flops", "bytes", "in0_numel", "grid"];
-
 /// The per-position columns that are inputs.
 fn position_inputs() -> impl Iterator<Item = &'static str> {
-    FEATURE_POSITIONS.columns.iter().filter(|c| !c.measured).map(|c| c.name)
+    FEATURE_POSITIONS
+        .columns
+        .iter()
+        .filter(|c| c.role == Role::Value)
+        .map(|c| c.name)
 }
 
 /// Input names of the window model for windows of `window` positions, less `exclude`.
@@ -58,7 +46,7 @@ pub fn window_input_names(window: usize, exclude: &[String]) -> Vec<String> {
     let fixed = FEATURE_WINDOWS
         .columns
         .iter()
-        .filter(|c| !c.measured && !NOT_INPUTS.contains(&c.name) && c.name != "step_remainder_ns")
+        .filter(|c| c.role == Role::Value)
         .map(|c| c.name.to_string());
     let positions = (0..window).flat_map(|p| position_inputs().map(move |c| position_column(p, c)));
     let derived = DERIVED_INPUTS
@@ -339,8 +327,11 @@ impl BatchColumns {
             let fixed_size = |i: usize| {
                 phase[i] == OPTIMIZER_PHASE || family[i] == OPTIMIZER_FAMILY || family[i] == COMMUNICATION_FAMILY
             };
-            for name in BATCH_SCALED {
-                let values = cols.get_mut(name).expect("a position column");
+            // Position columns that grow with the batch under a batch-size
+            // what-if, except on optimizer work and collectives (parameters
+            // and gradients do not).
+            for column in FEATURE_POSITIONS.columns.iter().filter(|c| c.batch_scaled) {
+                let values = cols.get_mut(column.name).expect("a position column");
                 for (i, v) in values.iter_mut().enumerate() {
                     let scale = traces[trace[i] as usize].batch_scale;
                     if scale != 1.0 && !fixed_size(i) {
@@ -578,6 +569,29 @@ mod tests {
         }
         assert!(!window_input_names(4, &["p00_flops".into()]).contains(&"p00_flops".to_string()));
         assert!(!item_input_names().iter().any(|n| n == "gap_ns" || n == "dur_ns"));
+    }
+
+    /// The roles in `schemas/` give the same inputs the shipped window model
+    /// was trained on (the lists they replace named them by hand).
+    #[test]
+    fn column_roles_give_the_shipped_models_inputs() {
+        let card: serde_json::Value =
+            serde_json::from_str(include_str!("../model/default/model.json")).expect("the shipped card");
+        let features: Vec<String> = card["features"]
+            .as_array()
+            .expect("features")
+            .iter()
+            .map(|f| f.as_str().expect("a name").to_string())
+            .collect();
+        let window = card["window"].as_u64().expect("window") as usize;
+        assert_eq!(window_input_names(window, &[]), features);
+        let scaled: Vec<&str> = FEATURE_POSITIONS
+            .columns
+            .iter()
+            .filter(|c| c.batch_scaled)
+            .map(|c| c.name)
+            .collect();
+        assert_eq!(scaled, ["flops", "bytes", "in0_numel", "grid"]);
     }
 
     #[test]

@@ -3,7 +3,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use tracecast_ingest::synth::{Era, Packing, SynthSpec, write_job};
+use tracecast_synth::{Era, Packing, SynthSpec, write_job};
 
 /// Generate SYNTHETIC Kineto traces for tests and benchmarks.
 ///
