@@ -107,13 +107,15 @@ demo: build clean-demo
 	@sed -n '/^## Step time/,/^Predictors/p' $(DEMO)/model/report.md | grep -v '^Predictors'
 	@echo
 	@echo "== 9. predict: one fixture trace (recorded at batch 16 on an A100) priced on an H100 at batch 32, on 1 to 16 GPUs (100 MB of gradients)"
-	@echo "   (each kernel moved from A100 to H100 and batch 16 to 32 by the built-in op model: roofline physics with a utilisation learned from NeuSight's public measurements)"
+	@echo "   (each window starts from its recorded time; each kernel moves from A100 to H100 and batch 16 to 32 by the built-in op model:"
+	@echo "    roofline physics with a utilisation learned from NeuSight's public measurements and our own H100's)"
 	$(TRACECAST) predict --model $(DEMO)/model --trace fixtures/traces/synthetic-2024-single.pt.trace.json.gz \
 	  --trace-batch-size 16 --trace-model synthetic-mlp --gpu H100 --batch-size 32 --gpus 1,2,4,8,16 \
 	  --gradient-bytes 1e8 --gpu-type H100 --out $(DEMO)/predict
 	@echo
-	@echo "== 9b. the same what-if right after install: no --model, the built-in window model (trained on real public traces) prices it"
-	$(TRACECAST) predict --trace fixtures/traces/synthetic-2024-single.pt.trace.json.gz \
+	@echo "== 9b. the same what-if with every window priced by the window model instead of its recorded time (--base model: ETS's approach),"
+	@echo "   here the built-in one that ships with tracecast (trained on real public traces): compare its iteration time with 9's"
+	$(TRACECAST) predict --base model --trace fixtures/traces/synthetic-2024-single.pt.trace.json.gz \
 	  --trace-batch-size 16 --gpu H100 --batch-size 32 --out $(DEMO)/predict-builtin
 	@echo
 	@echo "== 10. plan with the predicted throughput table: 6 jobs of that model on two 8-GPU H100 nodes"
