@@ -6,7 +6,7 @@ TRACECAST := target/release/tracecast
 DEMO      := demo-out
 SUDO      ?= $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build test fuzz demo deps pydeps bench public-sweep default-model op-model clean-demo
+.PHONY: all build test fuzz lint demo deps pydeps bench public-sweep default-model op-model clean-demo
 
 PY_VENV := bench/.venv
 
@@ -178,3 +178,9 @@ bench: build
 	bench/features.sh
 	bench/train.sh
 	bench/plan/run.sh
+
+# Clippy over every crate and target, warnings as errors (the lints are in
+# Cargo.toml's [workspace.lints]). Reuses the release build's dependencies.
+lint: deps
+	@echo "== clippy, warnings as errors"
+	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings

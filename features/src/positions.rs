@@ -103,7 +103,7 @@ impl AggregateUDFImpl for WindowAggregate {
         }
     }
 
-    fn accumulator(&self, args: AccumulatorArgs) -> Result<Box<dyn Accumulator>> {
+    fn accumulator(&self, args: AccumulatorArgs<'_>) -> Result<Box<dyn Accumulator>> {
         Ok(Box::new(StepAccumulator {
             spec: self.spec,
             output: self.output,
@@ -114,7 +114,7 @@ impl AggregateUDFImpl for WindowAggregate {
         }))
     }
 
-    fn state_fields(&self, args: StateFieldsArgs) -> Result<Vec<FieldRef>> {
+    fn state_fields(&self, args: StateFieldsArgs<'_>) -> Result<Vec<FieldRef>> {
         Ok(vec![
             Arc::new(Field::new(
                 "values",

@@ -315,7 +315,7 @@ pub fn trace_batches(t: &Trace<'_>, id: &Identity) -> Result<TraceBatches, Arrow
     )?);
 
     let meta = &t.meta;
-    let unknown = vec![meta.unknown_keys.clone()];
+    let unknown = [meta.unknown_keys.clone()];
     tables.push(batch(
         &lake::TRACES,
         vec![

@@ -122,8 +122,11 @@ pub enum Contents<'a> {
     /// One trace (bytes as stored, possibly gzip).
     Single,
     /// A tar archive (optionally gzip-compressed): members follow.
-    Archive(tar::Archive<Chain<Cursor<Vec<u8>>, Box<dyn Read + 'a>>>),
+    Archive(TarStream<'a>),
 }
+
+/// A tar archive read from the bytes already sniffed, then the rest of the file.
+pub type TarStream<'a> = tar::Archive<Chain<Cursor<Vec<u8>>, Box<dyn Read + 'a>>>;
 
 /// Looks at a file's first bytes (through gzip) to tell a tar archive
 /// from a single trace.

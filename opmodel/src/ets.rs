@@ -285,6 +285,9 @@ pub struct EtsCalibration {
     pub files: usize,
 }
 
+/// One ETS file's folder and its rows' (op, phase, gap).
+type FileGaps = (String, Vec<(i64, i64, f64)>);
+
 pub fn calibrate(
     model: &OpModel,
     train: &Path,
@@ -295,7 +298,7 @@ pub fn calibrate(
     let mut kernels: BTreeMap<(i64, i64), (f64, f64)> = BTreeMap::new();
     let mut folder_kernels: BTreeMap<(String, i64, i64), (f64, f64)> = BTreeMap::new();
     // Per file: its folder and its rows' (op, phase, gap).
-    let mut files: Vec<(String, Vec<(i64, i64, f64)>)> = Vec::new();
+    let mut files: Vec<FileGaps> = Vec::new();
     for file in read_ets_dir(train)? {
         if holdout.iter().any(|g| g == &file.gpu_folder || *g == file.batch_key()) {
             continue;

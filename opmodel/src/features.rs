@@ -76,7 +76,7 @@ fn waves(work: &OpWork, gpu: &GpuSpec, tile_rows: f64, tile_cols: f64) -> (f64, 
 }
 
 fn wave_stats(units: f64, slots: f64) -> (f64, f64) {
-    if units <= 0.0 || !(slots > 0.0) {
+    if units <= 0.0 || slots.is_nan() || slots <= 0.0 {
         return (f64::NAN, f64::NAN);
     }
     let waves = units / slots;

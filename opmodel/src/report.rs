@@ -33,9 +33,12 @@ impl Mean {
     }
 }
 
-/// NeuSight's own predictions in `summary/summary.csv`, by
-/// (gpu, model, mode, seqlen, batch, option): (NeuSight ms, label ms).
-fn neusight_summary(dirs: &[&Path]) -> BTreeMap<(String, String, String, String, String, String), (f64, f64)> {
+/// A NeuSight configuration: (gpu, model, mode, seqlen, batch, option).
+type Configuration = (String, String, String, String, String, String);
+
+/// NeuSight's own predictions in `summary/summary.csv`, by configuration:
+/// (NeuSight ms, label ms).
+fn neusight_summary(dirs: &[&Path]) -> BTreeMap<Configuration, (f64, f64)> {
     let mut out = BTreeMap::new();
     for dir in dirs {
         let Ok(t) = CsvTable::read(&dir.join("neusight/summary/summary.csv")) else {

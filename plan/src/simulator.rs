@@ -62,9 +62,9 @@ pub trait Policy: Send {
     fn name(&self) -> String;
     /// Fill `out[k]` with the allocation of job `ctx.active[k]` (`None` = wait).
     /// Per GPU type the counts must fit the cluster.
-    fn allocate(&mut self, ctx: &Ctx, out: &mut [Option<Alloc>]);
+    fn allocate(&mut self, ctx: &Ctx<'_>, out: &mut [Option<Alloc>]);
     /// An extra event time the policy needs (a queue threshold, a starvation bound).
-    fn wakeup(&self, _ctx: &Ctx) -> Option<f64> {
+    fn wakeup(&self, _ctx: &Ctx<'_>) -> Option<f64> {
         None
     }
 }

@@ -26,7 +26,7 @@ fn cluster(groups: &[(&str, u32, u32)]) -> Cluster {
 /// (job type, GPU type, (count, iterations/s) points).
 type Rows<'a> = [(&'a str, &'a str, &'a [(u32, f64)])];
 
-fn table(rows: &Rows) -> ThroughputTable {
+fn table(rows: &Rows<'_>) -> ThroughputTable {
     let mut t = ThroughputTable::default();
     for (model, gpu, pts) in rows {
         for &(n, v) in *pts {

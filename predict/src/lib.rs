@@ -185,7 +185,7 @@ type StepSums = HashMap<(u32, i64), StepSum>;
 /// the trace as recorded, then, for a what-if, each window's central kernels
 /// moved by the op model's ratio between the recorded and the asked
 /// configuration.
-fn price(req: &PredictRequest, scenario: Scenario) -> Result<(Dataset, StepSums, Vec<Coverage>), PredictError> {
+fn price(req: &PredictRequest<'_>, scenario: Scenario<'_>) -> Result<(Dataset, StepSums, Vec<Coverage>), PredictError> {
     let recorded = Scenario {
         gpu: None,
         batch_size: None,
@@ -255,7 +255,7 @@ fn price(req: &PredictRequest, scenario: Scenario) -> Result<(Dataset, StepSums,
 
 /// Each window's time on the recorded GPU and batch, per `req.base`, and
 /// whether it is the measured one.
-fn base_times(req: &PredictRequest, data: &Dataset) -> Result<(Vec<f64>, Vec<bool>), PredictError> {
+fn base_times(req: &PredictRequest<'_>, data: &Dataset) -> Result<(Vec<f64>, Vec<bool>), PredictError> {
     let targets = &data.windows.target_ns;
     let measured: Vec<bool> = targets
         .iter()
@@ -275,7 +275,7 @@ fn base_times(req: &PredictRequest, data: &Dataset) -> Result<(Vec<f64>, Vec<boo
 
 /// The traces of a dataset built as recorded, relabelled with the
 /// scenario's GPU and batch size; returns each trace's batch ratio.
-fn relabel(data: &mut Dataset, scenario: &Scenario, table: &FeatureTable) -> Result<Vec<f64>, PredictError> {
+fn relabel(data: &mut Dataset, scenario: &Scenario<'_>, table: &FeatureTable) -> Result<Vec<f64>, PredictError> {
     let mut scales = Vec::with_capacity(data.traces.len());
     for info in &mut data.traces {
         if let Some(gpu) = scenario.gpu {
@@ -332,7 +332,7 @@ fn median(mut values: Vec<f64>) -> f64 {
     }
 }
 
-pub fn predict(req: &PredictRequest) -> Result<Prediction, PredictError> {
+pub fn predict(req: &PredictRequest<'_>) -> Result<Prediction, PredictError> {
     req.model.check_table(req.table)?;
     let scenario = Scenario {
         gpu: req.gpu,

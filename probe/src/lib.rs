@@ -7,6 +7,10 @@
 //! panics on the first driver call when libcuda is missing, so [`probe`]
 //! checks for the library first and returns [`ProbeError::NoDriver`].
 
+// The CUDA driver, NVRTC and cuBLAS are reached through cudarc's raw
+// bindings: the one crate where unsafe code is allowed.
+#![allow(unsafe_code)]
+
 mod bench;
 
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -397,9 +397,9 @@ pub fn generate(spec: &SynthSpec, rank: u32, out: &mut impl Write) -> io::Result
         head.push_str("[\n");
     } else {
         head.push_str("{\n  \"schemaVersion\": 1,\n");
-        let _ = write!(
+        let _ = writeln!(
             head,
-            "  \"deviceProperties\": [{{\"id\": 0, \"name\": \"{}\", \"totalGlobalMem\": 85899345920, \"computeMajor\": 8, \"computeMinor\": 0, \"maxThreadsPerBlock\": 1024, \"maxThreadsPerMultiprocessor\": 2048, \"regsPerBlock\": 65536, \"warpSize\": 32, \"sharedMemPerBlock\": 49152, \"numSms\": {}, \"regsPerMultiprocessor\": 65536, \"sharedMemPerMultiprocessor\": 167936}}],\n",
+            "  \"deviceProperties\": [{{\"id\": 0, \"name\": \"{}\", \"totalGlobalMem\": 85899345920, \"computeMajor\": 8, \"computeMinor\": 0, \"maxThreadsPerBlock\": 1024, \"maxThreadsPerMultiprocessor\": 2048, \"regsPerBlock\": 65536, \"warpSize\": 32, \"sharedMemPerBlock\": 49152, \"numSms\": {}, \"regsPerMultiprocessor\": 65536, \"sharedMemPerMultiprocessor\": 167936}}],",
             spec.gpu, spec.sm_count
         );
         if spec.ranks > 1 {

@@ -169,7 +169,7 @@ pub fn build(
     names: &[String],
     labels: &Labels,
     catalog: &Catalog,
-    scenario: Scenario,
+    scenario: Scenario<'_>,
     with_items: bool,
 ) -> Result<Dataset, TrainError> {
     let steps: Vec<StepRow> = table
@@ -274,7 +274,7 @@ fn trace_infos(
     steps: &[StepRow],
     labels: &Labels,
     catalog: &Catalog,
-    scenario: Scenario,
+    scenario: Scenario<'_>,
 ) -> Result<Vec<TraceInfo>, TrainError> {
     let mut infos: Vec<TraceInfo> = Vec::new();
     let mut seen = HashMap::new();

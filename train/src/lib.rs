@@ -61,7 +61,7 @@ pub enum Progress<'a> {
     FinalFit,
 }
 
-pub fn train(request: &TrainRequest, mut progress: impl FnMut(Progress)) -> Result<TrainOutcome, TrainError> {
+pub fn train(request: &TrainRequest<'_>, mut progress: impl FnMut(Progress<'_>)) -> Result<TrainOutcome, TrainError> {
     let config = &request.config;
     config.validate().map_err(|reason| TrainError::Config {
         path: PathBuf::from("(flags)"),

@@ -55,7 +55,7 @@ struct ScalarVisitor;
 impl<'de> Visitor<'de> for ScalarVisitor {
     type Value = Scalar<'de>;
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("any JSON value")
     }
     fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
@@ -150,13 +150,13 @@ pub fn dim3<'de, D: Deserializer<'de>>(d: D) -> Result<Option<[Option<i64>; 3]>,
     struct Dim3Visitor;
     impl<'de> Visitor<'de> for Dim3Visitor {
         type Value = Option<[Option<i64>; 3]>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("a list of up to three integers")
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
             let mut out = [None; 3];
             let mut i = 0;
-            while let Some(s) = seq.next_element::<Scalar>()? {
+            while let Some(s) = seq.next_element::<Scalar<'_>>()? {
                 if i < 3 {
                     out[i] = s.as_i64();
                 }
@@ -177,13 +177,13 @@ impl<'de> de::Deserialize<'de> for ShapeEntry {
         struct EntryVisitor;
         impl<'de> Visitor<'de> for EntryVisitor {
             type Value = ShapeEntry;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a shape")
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ShapeEntry, A::Error> {
                 let mut dims = Vec::new();
                 let mut flat = true;
-                while let Some(s) = seq.next_element::<Scalar>()? {
+                while let Some(s) = seq.next_element::<Scalar<'_>>()? {
                     match s.as_i64() {
                         Some(v) if flat => dims.push(v),
                         _ => flat = false,
@@ -197,13 +197,16 @@ impl<'de> de::Deserialize<'de> for ShapeEntry {
     }
 }
 
+/// One shape per input; `None` where an input has none (a scalar, a nested list).
+pub type Shapes = Vec<Option<Vec<i64>>>;
+
 /// A list of shapes (`[[8, 3, 224, 224], [], [[1], [2]], ...]`): flat integer
 /// lists are kept, scalars and nested lists become `None` entries.
-pub fn shapes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<Option<Vec<i64>>>>, D::Error> {
+pub fn shapes<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Shapes>, D::Error> {
     struct ShapesVisitor;
     impl<'de> Visitor<'de> for ShapesVisitor {
         type Value = Option<Vec<Option<Vec<i64>>>>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("a list of shapes")
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
@@ -223,12 +226,12 @@ pub fn strings<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D
     struct StringsVisitor;
     impl<'de> Visitor<'de> for StringsVisitor {
         type Value = Option<Vec<String>>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("a list of strings")
         }
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
             let mut out = Vec::new();
-            while let Some(s) = seq.next_element::<Scalar>()? {
+            while let Some(s) = seq.next_element::<Scalar<'_>>()? {
                 out.push(s.into_string().unwrap_or_default());
             }
             Ok(Some(out))

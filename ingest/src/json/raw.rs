@@ -18,6 +18,9 @@ pub trait EventSink<'a> {
 
 /// One element of an event list: an event object, or anything else, which
 /// is consumed without being kept (nesting of any depth included).
+// One item lives at a time, on the stack, once per event: boxing the event
+// would cost an allocation per event on ingest's hot path.
+#[allow(clippy::large_enum_variant)]
 pub enum ListItem<'a> {
     Event(RawEvent<'a>),
     NotAnObject,
@@ -43,7 +46,7 @@ struct ListItemVisitor;
 
 impl<'de> Visitor<'de> for ListItemVisitor {
     type Value = ListItem<'de>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a trace event")
     }
     fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
@@ -439,7 +442,7 @@ impl<'de> DeserializeSeed<'de> for EventsSeed<'_, 'de> {
 
 impl<'de> Visitor<'de> for EventsSeed<'_, 'de> {
     type Value = usize;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a list of trace events")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
@@ -455,7 +458,7 @@ impl<'de> Visitor<'de> for EventsSeed<'_, 'de> {
 impl<'de> Visitor<'de> for TopSeed<'_, 'de> {
     type Value = RawFile<'de>;
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("a Kineto trace object, a list of trace events, or an execution trace")
     }
 
@@ -478,12 +481,12 @@ impl<'de> Visitor<'de> for TopSeed<'_, 'de> {
                     file.devices = devices.unwrap_or_default();
                 }
                 "distributedInfo" => file.distributed = map.next_value()?,
-                "baseTimeNanoseconds" => file.base_time_ns = map.next_value::<Scalar>()?.as_i64(),
-                "schemaVersion" => file.schema_version = map.next_value::<Scalar>()?.into_string(),
-                "schema" => file.et_schema = map.next_value::<Scalar>()?.into_string(),
-                "pid" => file.et_pid = map.next_value::<Scalar>()?.as_i64(),
+                "baseTimeNanoseconds" => file.base_time_ns = map.next_value::<Scalar<'_>>()?.as_i64(),
+                "schemaVersion" => file.schema_version = map.next_value::<Scalar<'_>>()?.into_string(),
+                "schema" => file.et_schema = map.next_value::<Scalar<'_>>()?.into_string(),
+                "pid" => file.et_pid = map.next_value::<Scalar<'_>>()?.as_i64(),
                 "nodes" => file.et_nodes = Some(map.next_value()?),
-                "format" => file.format_tag = map.next_value::<Scalar>()?.into_string(),
+                "format" => file.format_tag = map.next_value::<Scalar<'_>>()?.into_string(),
                 // Known, not needed.
                 "displayTimeUnit" | "traceName" | "time" | "start_ts" | "finish_ts" => {
                     map.next_value::<IgnoredAny>()?;

@@ -72,7 +72,7 @@ pub fn still_possible(job: &PJob, rem: f64, slack: f64) -> bool {
 }
 
 /// Decide admission for jobs seen for the first time.
-pub fn admit_new(ctx: &Ctx, admitted: &mut [Option<bool>], restart_s: f64) {
+pub fn admit_new(ctx: &Ctx<'_>, admitted: &mut [Option<bool>], restart_s: f64) {
     let now = ctx.now;
     let total: f64 = ctx.w.cluster.total_gpus() as f64;
     // (deadline, GPU-seconds needed) of admitted jobs still active.

@@ -112,7 +112,7 @@ impl Planner {
     }
 
     /// Predicted remaining GPU-time at the requested count on the job's best type.
-    fn remaining_gpu_time(&self, ctx: &Ctx, j: usize) -> f64 {
+    fn remaining_gpu_time(&self, ctx: &Ctx<'_>, j: usize) -> f64 {
         ctx.st[j].remaining(ctx.now) / self.req_rate[j] * ctx.w.jobs[j].req as f64
     }
 }
@@ -163,7 +163,7 @@ impl Policy for Planner {
         }
     }
 
-    fn allocate(&mut self, ctx: &Ctx, out: &mut [Option<Alloc>]) {
+    fn allocate(&mut self, ctx: &Ctx<'_>, out: &mut [Option<Alloc>]) {
         let cfg = self.cfg.clone();
         let (w, now) = (ctx.w, ctx.now);
         let n = w.jobs.len();
@@ -357,7 +357,7 @@ impl Policy for Planner {
     }
 
     /// The next time a waiting job reaches the starvation bound.
-    fn wakeup(&self, ctx: &Ctx) -> Option<f64> {
+    fn wakeup(&self, ctx: &Ctx<'_>) -> Option<f64> {
         if self.cfg.objective == Objective::Makespan || self.promoted.is_empty() {
             return None;
         }

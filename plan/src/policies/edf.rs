@@ -11,7 +11,7 @@ impl Policy for Edf {
         "edf".into()
     }
 
-    fn allocate(&mut self, ctx: &Ctx, out: &mut [Option<Alloc>]) {
+    fn allocate(&mut self, ctx: &Ctx<'_>, out: &mut [Option<Alloc>]) {
         let mut order: Vec<usize> = (0..ctx.active.len()).collect();
         order.sort_by(|&a, &b| {
             let (ja, jb) = (&ctx.w.jobs[ctx.active[a]], &ctx.w.jobs[ctx.active[b]]);

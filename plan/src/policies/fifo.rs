@@ -10,7 +10,7 @@ impl Policy for Fifo {
         "fifo".into()
     }
 
-    fn allocate(&mut self, ctx: &Ctx, out: &mut [Option<Alloc>]) {
+    fn allocate(&mut self, ctx: &Ctx<'_>, out: &mut [Option<Alloc>]) {
         let mut order: Vec<usize> = (0..ctx.active.len()).collect();
         order.sort_by(|&a, &b| {
             let (ja, jb) = (ctx.active[a], ctx.active[b]);

@@ -46,7 +46,7 @@ pub fn pick_type(job: &PJob, cur: Option<u16>, n: u32, free: &[u32], min_ratio: 
 
 /// Give each job of `order` (positions in `ctx.active`) its requested count on
 /// a type with room; `strict` stops at the first job that does not fit.
-pub fn fill_requested(ctx: &Ctx, order: &[usize], out: &mut [Option<Alloc>], strict: bool) {
+pub fn fill_requested(ctx: &Ctx<'_>, order: &[usize], out: &mut [Option<Alloc>], strict: bool) {
     let mut free = ctx.w.cluster.capacity.clone();
     for &k in order {
         let j = ctx.active[k];

@@ -12,7 +12,7 @@ impl Policy for SjfOracle {
         "sjf-oracle".into()
     }
 
-    fn allocate(&mut self, ctx: &Ctx, out: &mut [Option<Alloc>]) {
+    fn allocate(&mut self, ctx: &Ctx<'_>, out: &mut [Option<Alloc>]) {
         // Running jobs first (non-preemptive), then by true remaining run time at the requested count.
         let key = |k: usize| {
             let j = ctx.active[k];

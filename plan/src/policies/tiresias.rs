@@ -32,7 +32,7 @@ impl Policy for Tiresias {
         "tiresias".into()
     }
 
-    fn allocate(&mut self, ctx: &Ctx, out: &mut [Option<Alloc>]) {
+    fn allocate(&mut self, ctx: &Ctx<'_>, out: &mut [Option<Alloc>]) {
         let mut order: Vec<(usize, f64, usize, usize)> = ctx
             .active
             .iter()
@@ -45,7 +45,7 @@ impl Policy for Tiresias {
     }
 
     /// The next time a running job crosses a queue threshold.
-    fn wakeup(&self, ctx: &Ctx) -> Option<f64> {
+    fn wakeup(&self, ctx: &Ctx<'_>) -> Option<f64> {
         ctx.active
             .iter()
             .filter_map(|&j| {
