@@ -13,7 +13,7 @@ mod template;
 mod udf;
 
 pub use lake::{LakeOptions, open_lake, table_names};
-pub use pipeline::{FeatureRun, FeatureSummary, build_features, pipeline_sql};
+pub use pipeline::{DEFAULT_CHUNK_ITEMS, FeatureRun, FeatureSummary, build_features, pipeline_sql};
 pub use tracecast_schemas::features::{FeatureManifest, SkippedTrace, TraceEntry};
 
 /// The largest window: W per-position column groups make wide rows.

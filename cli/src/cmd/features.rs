@@ -3,7 +3,9 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
-use tracecast_features::{FeatureRun, FeatureSummary, LakeOptions, WindowSpec, build_features, pipeline_sql};
+use tracecast_features::{
+    DEFAULT_CHUNK_ITEMS, FeatureRun, FeatureSummary, LakeOptions, WindowSpec, build_features, pipeline_sql,
+};
 
 use crate::progress::Ui;
 
@@ -59,9 +61,6 @@ pub struct FeaturesArgs {
     #[arg(long)]
     print_sql: bool,
 }
-
-/// GPU items computed in one group when neither --chunk-items nor --memory-limit says.
-pub const DEFAULT_CHUNK_ITEMS: u64 = 1_000_000;
 
 /// Builds the feature tables of `lake` into `out` with a progress bar, and
 /// lists the traces that give no windows, with the reason (also used by

@@ -1,18 +1,13 @@
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Instant;
 
-use anyhow::{Context, bail};
+use anyhow::bail;
 use clap::Args;
-use tracecast_features::{LakeOptions, WindowSpec};
-use tracecast_ingest::{IngestOptions, ingest};
-use tracecast_opmodel::{OpModel, shipped_model};
+use tracecast_pipeline::{PredictInput, PredictJob, TraceFacts, predict};
 use tracecast_predict::scaling::{DEFAULT_GPUS_PER_NODE, DEFAULT_LATENCY_S, DEFAULT_NETWORK_GBS};
-use tracecast_predict::{PredictRequest, ScalingOptions, StepBase, predict, write_outputs};
-use tracecast_schemas::hardware::lookup_gpu;
-use tracecast_train::{FeatureTable, Labels, Model, TraceLabel, collector_label};
+use tracecast_predict::{ScalingOptions, StepBase};
 
-use crate::cmd::features;
 use crate::progress::Ui;
 
 /// Predict iteration time and throughput with a trained model.
@@ -173,87 +168,32 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
     if args.gpus.is_empty() || args.gpus.contains(&0) {
         bail!("--gpus must list GPU counts of at least 1");
     }
-    let model = match &args.model {
-        Some(dir) => Model::load(dir).with_context(|| format!("loading the model {}", dir.display()))?,
-        None => Model::shipped()?,
-    };
-    // Only what-ifs move kernels: another GPU, another batch, or the
-    // throughput grid (which prices the global batch on other GPU counts,
-    // so at other per-GPU batches). A single as-recorded prediction needs none.
-    let what_if = args.gpu.is_some() || args.batch_size.is_some() || args.gpus.len() > 1;
-    let op_model = match (&args.op_model, what_if) {
-        (Some(path), _) => Some(OpModel::load(path)?),
-        (None, true) => Some(shipped_model()?),
-        (None, false) => None,
-    };
-    let catalog = crate::hardware::catalog(args.hardware.as_deref())?;
-    let gpu = args
-        .gpu
-        .as_deref()
-        .map(|query| lookup_gpu(&catalog, query))
-        .transpose()
-        .context("--gpu")?;
-    let mut labels = match &args.labels {
-        Some(path) => Labels::load(path)?,
-        None => Labels::default(),
-    };
-    let scratch = tempfile::tempdir().context("creating a scratch directory")?;
-    let features_dir = match (&args.trace, &args.lake, &args.features) {
-        (_, _, Some(dir)) => dir.clone(),
-        (Some(trace), _, _) => {
-            let lake = scratch.path().join("lake");
-            let summary = ingest(
-                std::slice::from_ref(trace),
-                &lake,
-                &IngestOptions { chunk_bytes: 1 << 30 },
-                &Quiet,
-            )
-            .with_context(|| format!("reading {}", trace.display()))?;
-            if let Some((source, reason)) = summary.failures.first() {
-                bail!("{source}: {reason}");
-            }
-            featurize(&lake, &scratch.path().join("features"), &model, ui)?
-        }
-        (None, Some(lake), None) => featurize(lake, &scratch.path().join("features"), &model, ui)?,
+    let input = match (&args.trace, &args.lake, &args.features) {
+        (_, _, Some(dir)) => PredictInput::Features(dir.clone()),
+        (Some(trace), _, _) => PredictInput::Trace(trace.clone()),
+        (None, Some(lake), None) => PredictInput::Lake(lake.clone()),
         (None, None, None) => bail!("give the input: --trace FILE, --lake DIR or --features DIR"),
     };
-    let table = FeatureTable::open(&features_dir)?;
-    if table.window_rows() == 0 {
-        bail!(
-            "{}: no windows to predict (see the reasons above)",
-            args.trace
-                .as_ref()
-                .or(args.lake.as_ref())
-                .unwrap_or(&features_dir)
-                .display()
-        );
-    }
-    // What the --trace was: its flags, else a labels file, else the collector's
-    // manifest beside it.
-    if let Some(trace) = &args.trace {
-        let sidecar = collector_label(trace)?.unwrap_or_default();
-        for step in &table.steps {
-            let known = labels.get(&step.trace_id);
-            labels.insert(
-                &step.trace_id,
-                TraceLabel {
-                    model: args.trace_model.clone().or(known.model).or(sidecar.model.clone()),
-                    batch_size: args.trace_batch_size.or(known.batch_size).or(sidecar.batch_size),
-                },
-            );
-        }
-    }
-    let request = PredictRequest {
-        model: &model,
+    let bar = ui.bar(0, "windows from GPU items", false);
+    let progress = |done: u64, total: u64| {
+        bar.set_length(total);
+        bar.set_position(done);
+    };
+    let outcome = predict(&PredictJob {
+        model_dir: args.model.as_deref(),
+        op_model_file: args.op_model.as_deref(),
+        hardware_dir: args.hardware.as_deref(),
+        input,
+        trace_facts: TraceFacts {
+            batch_size: args.trace_batch_size,
+            model: args.trace_model.clone(),
+        },
+        labels_file: args.labels.as_deref(),
         base: match args.base {
             BaseArg::Recorded => StepBase::Recorded,
             BaseArg::Model => StepBase::Model,
         },
-        op_model: op_model.as_ref(),
-        table: &table,
-        labels: &labels,
-        catalog: &catalog,
-        gpu: gpu.as_ref(),
+        gpu: args.gpu.as_deref(),
         batch_size: args.batch_size,
         scaling: ScalingOptions {
             gpu_counts: args.gpus.clone(),
@@ -264,9 +204,15 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
             gradient_bytes: args.gradient_bytes,
         },
         gpu_type: args.gpu_type.clone(),
-    };
-    let prediction = predict(&request)?;
-    let files = write_outputs(&prediction, &args.out)?;
+        out: &args.out,
+        progress: &progress,
+    });
+    bar.finish_and_clear();
+    let outcome = outcome?;
+    for reason in &outcome.no_windows {
+        eprintln!("no windows: {reason}");
+    }
+    let prediction = &outcome.prediction;
     let seconds = started.elapsed().as_secs_f64();
     let traces = prediction
         .steps
@@ -278,33 +224,18 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
         "predicted {} steps of {traces} traces in {seconds:.2} s ({:.1} traces/s), model W={} S={}",
         prediction.steps.len(),
         traces as f64 / seconds,
-        model.card.window,
-        model.card.stride
+        outcome.window,
+        outcome.stride
     );
-    print_table(&prediction);
+    print_table(prediction);
     for note in &prediction.notes {
         eprintln!("note: {note}");
     }
     println!("wrote {}:", args.out.display());
-    for f in &files {
+    for f in &outcome.files {
         println!("  {}", f.display());
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn featurize(lake: &Path, out: &Path, model: &Model, ui: &Ui) -> anyhow::Result<PathBuf> {
-    let spec = WindowSpec::new(model.card.window, model.card.stride)?;
-    features::build(
-        lake,
-        out,
-        spec,
-        LakeOptions::default(),
-        None,
-        features::DEFAULT_CHUNK_ITEMS,
-        ui,
-    )
-    .with_context(|| format!("features of {}", lake.display()))?;
-    Ok(out.to_path_buf())
 }
 
 const SHOWN: usize = 20;
@@ -338,11 +269,4 @@ fn truncate(s: &str, n: usize) -> String {
     } else {
         s.chars().take(n - 1).chain(['…']).collect()
     }
-}
-
-struct Quiet;
-
-impl tracecast_ingest::Progress for Quiet {
-    fn start(&self, _: u64, _: u64) {}
-    fn file_done(&self, _: u64) {}
 }
