@@ -17,6 +17,7 @@ pub mod planner;
 pub mod policies;
 pub mod registry;
 pub mod render;
+pub mod request;
 pub mod schedule;
 pub mod simulator;
 mod table;

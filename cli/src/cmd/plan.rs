@@ -3,11 +3,11 @@ use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
+use tracecast_plan::Inputs;
 use tracecast_plan::perturb::ErrorDist;
 use tracecast_plan::planner::{Objective, PlannerConfig};
-use tracecast_plan::registry::BASELINES;
-use tracecast_plan::workload::{Penalty, Workload};
-use tracecast_plan::{Inputs, comparison_table};
+use tracecast_plan::request::{Belief, PlanRequest, plan};
+use tracecast_plan::workload::Penalty;
 
 /// Plan a cluster schedule: job order, elastic GPU counts over time, placement.
 ///
@@ -204,49 +204,39 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     };
     let cfg = args.planner.config(objective)?;
     let inputs = args.inputs.load()?;
-    let w = &inputs.workload;
-    let policy = format!("plan-{}", objective.name());
     println!("{}", describe_inputs(&args.inputs, &inputs));
-
-    // The schedule to write: planned on the truth, or on the belief under test.
-    let mut belief: Option<(String, Workload)> = None;
-    let dist = args
-        .error
-        .as_deref()
-        .map(ErrorDist::parse)
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("--error: {e}"))?;
-    if let Some(d) = dist {
-        if args.error_seeds == 0 {
-            bail!("--error-seeds must be at least 1");
-        }
-        belief = Some((
-            format!("predicted with {d} error (seed 1)"),
-            tracecast_plan::perturb::perturb(w, d, 1),
-        ));
+    let belief = match (&args.error, &args.belief_throughput) {
+        (Some(_), Some(_)) => bail!("--error and --belief-throughput are exclusive"),
+        (Some(text), None) => Belief::Error {
+            dist: ErrorDist::parse(text).map_err(|e| anyhow::anyhow!("--error: {e}"))?,
+            seeds: args.error_seeds,
+        },
+        (None, Some(path)) => Belief::Table(path.clone()),
+        (None, None) => Belief::Truth,
+    };
+    let outcome = plan(&PlanRequest {
+        workload: &inputs.workload,
+        objective,
+        config: &cfg,
+        belief,
+        compare: args.compare,
+        out: &args.out,
+    })
+    .with_context(|| format!("plan-{}", objective.name()))?;
+    if outcome.belief_fallbacks > 0
+        && let Some(path) = &args.belief_throughput
+    {
+        tracing::warn!(
+            "{} job x GPU-type pairs are not in {}; they use the true throughput",
+            outcome.belief_fallbacks,
+            path.display()
+        );
     }
-    if let Some(p) = &args.belief_throughput {
-        if belief.is_some() {
-            bail!("--error and --belief-throughput are exclusive");
-        }
-        let table = tracecast_plan::throughput::read_throughput(p)?;
-        let (bw, fallbacks) = tracecast_plan::belief_from_table(w, &table);
-        if fallbacks > 0 {
-            tracing::warn!(
-                "{fallbacks} job x GPU-type pairs are not in {}; they use the true throughput",
-                p.display()
-            );
-        }
-        belief = Some((format!("belief from {}", p.display()), bw));
-    }
-
-    let planned = tracecast_plan::run_policy(belief.as_ref().map_or(w, |b| &b.1), &policy, &cfg)
-        .with_context(|| format!("plan {policy}"))?;
-    let files = tracecast_plan::write_outputs(&args.out, w, &planned)?;
-    let m = &planned.metrics;
+    let m = &outcome.planned.metrics;
     println!(
-        "\n{policy}{}: planned in {:.3}s, schedule verified",
-        belief.as_ref().map_or(String::new(), |b| format!(" ({})", b.0)),
+        "\n{}{}: planned in {:.3}s, schedule verified",
+        outcome.policy,
+        outcome.belief.as_ref().map_or(String::new(), |b| format!(" ({b})")),
         m.planning_s.unwrap_or(0.0)
     );
     println!(
@@ -269,43 +259,29 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         "  {} segments, {} restarts, {} segments on interpolated throughput (listed in schedule.json `interpolated`)",
         m.segments, m.restarts, m.interpolated_segments
     );
-
-    if let Some((label, _)) = &belief {
-        // Planned on the truth once; the experiment below reuses it.
-        let truth = tracecast_plan::run_policy(w, &policy, &cfg)?.metrics.avg_jct_s;
+    if let (Some(label), Some(truth)) = (&outcome.belief, outcome.truth_avg_jct_s) {
         println!(
             "\nplanning with predictions ({label}): avg JCT {:.3}h vs {:.3}h with true throughputs: {:+.2}%",
             m.avg_jct_s / 3600.0,
             truth / 3600.0,
             (m.avg_jct_s / truth - 1.0) * 100.0
         );
-        if let Some(d) = dist {
-            let seeds: Vec<u64> = (1..=args.error_seeds).collect();
-            // Seed 1 is the plan written above (`belief` is perturbed with seed 1).
-            let e = tracecast_plan::prediction_error(w, &policy, &cfg, d, &seeds, truth, &[(1, m.avg_jct_s)])?;
-            println!(
-                "  over {} seeds: mean {:+.2}%, worst {:+.2}%",
-                seeds.len(),
-                e.mean_loss * 100.0,
-                e.max_loss * 100.0
-            );
-            let json = serde_json::to_string_pretty(&e)?;
-            std::fs::write(args.out.join("prediction_error.json"), json + "\n")?;
-        }
     }
-
-    if args.compare {
-        let mut rows = vec![planned.metrics.clone()];
-        for (name, r) in BASELINES.iter().zip(tracecast_plan::run_policies(w, BASELINES, &cfg)) {
-            rows.push(r.with_context(|| format!("baseline {name}"))?.metrics);
-        }
-        let table = comparison_table(&rows);
+    if let Some(e) = &outcome.error_experiment {
+        println!(
+            "  over {} seeds: mean {:+.2}%, worst {:+.2}%",
+            e.predicted_avg_jct_s.len(),
+            e.mean_loss * 100.0,
+            e.max_loss * 100.0
+        );
+    }
+    if let Some(table) = &outcome.comparison {
         println!("\n{table}");
-        std::fs::write(args.out.join("comparison.md"), &table)?;
     }
     println!(
         "\nwrote {}",
-        files
+        outcome
+            .files
             .iter()
             .map(|p| p.display().to_string())
             .collect::<Vec<_>>()

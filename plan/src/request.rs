@@ -1,0 +1,126 @@
+//! `tracecast plan` as one call: plan on the truth or on a belief, verify,
+//! write the schedule files, and, when asked, the prediction-error experiment
+//! and the comparison with the baselines.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{PlanError, Result};
+use crate::perturb::{ErrorDist, perturb};
+use crate::planner::{Objective, PlannerConfig};
+use crate::registry::BASELINES;
+use crate::workload::Workload;
+use crate::{
+    ErrorExperiment, RunResult, belief_from_table, comparison_table, prediction_error, run_policies, run_policy,
+    throughput, write_outputs,
+};
+
+/// The throughputs the planner believes.
+pub enum Belief {
+    /// The workload's own (true) throughputs.
+    Truth,
+    /// The true ones perturbed by `dist`: the plan written uses seed 1; the
+    /// experiment plans seeds 1..=`seeds` and compares with the truth.
+    Error { dist: ErrorDist, seeds: u64 },
+    /// Another throughput table (e.g. `tracecast predict`'s); pairs it lacks
+    /// keep the true throughput.
+    Table(PathBuf),
+}
+
+pub struct PlanRequest<'a> {
+    pub workload: &'a Workload,
+    pub objective: Objective,
+    pub config: &'a PlannerConfig,
+    pub belief: Belief,
+    /// Also run every baseline and write `comparison.md`.
+    pub compare: bool,
+    pub out: &'a Path,
+}
+
+pub struct PlanOutcome {
+    /// `plan-jct`, `plan-makespan` or `plan-deadline`.
+    pub policy: String,
+    /// The schedule written, verified on the true throughputs.
+    pub planned: RunResult,
+    /// What the plan was made on, when not the truth.
+    pub belief: Option<String>,
+    /// Job x GPU-type pairs a belief table lacked (they kept the truth).
+    pub belief_fallbacks: usize,
+    /// Average JCT of the same policy planned on the truth, when planned on a belief.
+    pub truth_avg_jct_s: Option<f64>,
+    pub error_experiment: Option<ErrorExperiment>,
+    /// The Markdown comparison with the baselines, when asked.
+    pub comparison: Option<String>,
+    pub files: Vec<PathBuf>,
+}
+
+pub fn plan(req: &PlanRequest<'_>) -> Result<PlanOutcome> {
+    let w = req.workload;
+    let policy = format!("plan-{}", req.objective.name());
+    let (belief, label, fallbacks) = match &req.belief {
+        Belief::Truth => (None, None, 0),
+        Belief::Error { dist, seeds } => {
+            if *seeds == 0 {
+                return Err(PlanError::Inconsistent("--error-seeds must be at least 1".into()));
+            }
+            (
+                Some(perturb(w, *dist, 1)),
+                Some(format!("predicted with {dist} error (seed 1)")),
+                0,
+            )
+        }
+        Belief::Table(path) => {
+            let table = throughput::read_throughput(path)?;
+            let (believed, fallbacks) = belief_from_table(w, &table);
+            (
+                Some(believed),
+                Some(format!("belief from {}", path.display())),
+                fallbacks,
+            )
+        }
+    };
+    let planned = run_policy(belief.as_ref().unwrap_or(w), &policy, req.config)?;
+    let mut files = write_outputs(req.out, w, &planned)?;
+    let write = |name: &str, text: String| -> Result<PathBuf> {
+        let path = req.out.join(name);
+        std::fs::write(&path, text).map_err(|e| PlanError::io(&path, e))?;
+        Ok(path)
+    };
+    let mut truth_avg_jct_s = None;
+    let mut error_experiment = None;
+    if belief.is_some() {
+        // Planned on the truth once; the experiment below reuses it.
+        let truth = run_policy(w, &policy, req.config)?.metrics.avg_jct_s;
+        truth_avg_jct_s = Some(truth);
+        if let Belief::Error { dist, seeds } = &req.belief {
+            let seeds: Vec<u64> = (1..=*seeds).collect();
+            // Seed 1 is the plan written above.
+            let known = [(1, planned.metrics.avg_jct_s)];
+            let e = prediction_error(w, &policy, req.config, *dist, &seeds, truth, &known)?;
+            let json = serde_json::to_string_pretty(&e).expect("the experiment serialises");
+            files.push(write("prediction_error.json", json + "\n")?);
+            error_experiment = Some(e);
+        }
+    }
+    let comparison = if req.compare {
+        let mut rows = vec![planned.metrics.clone()];
+        for (name, result) in BASELINES.iter().zip(run_policies(w, BASELINES, req.config)) {
+            let run = result.map_err(|e| PlanError::Inconsistent(format!("baseline {name}: {e}")))?;
+            rows.push(run.metrics);
+        }
+        let table = comparison_table(&rows);
+        files.push(write("comparison.md", table.clone())?);
+        Some(table)
+    } else {
+        None
+    };
+    Ok(PlanOutcome {
+        policy,
+        planned,
+        belief: label,
+        belief_fallbacks: fallbacks,
+        truth_avg_jct_s,
+        error_experiment,
+        comparison,
+        files,
+    })
+}
