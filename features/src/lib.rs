@@ -8,12 +8,16 @@ mod manifest;
 mod part_writer;
 mod pipeline;
 mod positions;
+mod query;
 mod selection;
+mod sources;
 mod template;
 mod udf;
 
 pub use lake::{LakeOptions, open_lake, table_names};
 pub use pipeline::{DEFAULT_CHUNK_ITEMS, FeatureRun, FeatureSummary, build_features, pipeline_sql};
+pub use query::{QuerySources, ResultFormat, run_sql, write_result};
+pub use sources::{TraceSource, trace_sources};
 pub use tracecast_schemas::features::{FeatureManifest, SkippedTrace, TraceEntry};
 
 /// The largest window: W per-position column groups make wide rows.
@@ -80,6 +84,15 @@ pub enum FeaturesError {
     Io { path: String, source: std::io::Error },
     #[error("{0}")]
     DataFusion(#[from] datafusion::error::DataFusionError),
+    /// A query that cannot run, with DataFusion's reason.
+    #[error("{0}")]
+    Query(String),
+    #[error("--table {name}={}: {reason}", path.display())]
+    Table {
+        name: String,
+        path: std::path::PathBuf,
+        reason: String,
+    },
     #[error("{0}")]
     Arrow(#[from] datafusion::arrow::error::ArrowError),
 }

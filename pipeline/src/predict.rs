@@ -11,6 +11,7 @@ use tracecast_schemas::hardware::{Catalog, builtin_catalog, lookup_gpu};
 use tracecast_train::{FeatureTable, Labels, Model, TraceLabel, collector_label};
 
 use crate::PipelineError;
+use crate::runtime::runtime;
 
 /// What to price.
 pub enum PredictInput {
@@ -184,7 +185,7 @@ pub fn featurize(
     spec: WindowSpec,
     progress: &(dyn Fn(u64, u64) + Sync),
 ) -> Result<FeatureSummary, PipelineError> {
-    let run = FeatureRun {
+    features(&FeatureRun {
         lake,
         out,
         spec,
@@ -192,15 +193,13 @@ pub fn featurize(
         sql_dir: None,
         chunk_items: tracecast_features::DEFAULT_CHUNK_ITEMS,
         progress,
-    };
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .map_err(|source| PipelineError::Io {
-            what: "starting the query runtime".into(),
-            source,
-        })?;
-    Ok(runtime.block_on(build_features(&run))?)
+    })
+}
+
+/// `tracecast features`: the feature pipeline run to completion on its own
+/// runtime.
+pub fn features(run: &FeatureRun<'_>) -> Result<FeatureSummary, PipelineError> {
+    Ok(runtime()?.block_on(build_features(run))?)
 }
 
 /// The scratch ingest of one trace reports nothing.

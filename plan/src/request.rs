@@ -1,13 +1,14 @@
 //! `tracecast plan` as one call: plan on the truth or on a belief, verify,
 //! write the schedule files, and, when asked, the prediction-error experiment
-//! and the comparison with the baselines.
+//! and the comparison with the baselines. `tracecast simulate` likewise:
+//! replay a schedule or run policies, and compare them.
 
 use std::path::{Path, PathBuf};
 
 use crate::error::{PlanError, Result};
 use crate::perturb::{ErrorDist, perturb};
 use crate::planner::{Objective, PlannerConfig};
-use crate::registry::BASELINES;
+use crate::registry::{BASELINES, POLICIES};
 use crate::workload::Workload;
 use crate::{
     ErrorExperiment, RunResult, belief_from_table, comparison_table, prediction_error, run_policies, run_policy,
@@ -120,6 +121,83 @@ pub fn plan(req: &PlanRequest<'_>) -> Result<PlanOutcome> {
         belief_fallbacks: fallbacks,
         truth_avg_jct_s,
         error_experiment,
+        comparison,
+        files,
+    })
+}
+
+/// What `tracecast simulate` runs.
+pub enum Simulate {
+    /// Replay a schedule file, verified against the workload, charging
+    /// `restart_s` after every change.
+    Replay { schedule: PathBuf, restart_s: f64 },
+    /// Run these policies (names of [`crate::registry::POLICIES`]).
+    Policies(Vec<String>),
+}
+
+pub struct SimulateRequest<'a> {
+    pub workload: &'a Workload,
+    pub what: Simulate,
+    pub config: &'a PlannerConfig,
+    /// Write the outputs here: one run's schedule files, or every run's
+    /// `metrics-<policy>.json`; and `comparison.md`.
+    pub out: Option<&'a Path>,
+}
+
+pub struct SimulateOutcome {
+    pub results: Vec<RunResult>,
+    /// The Markdown comparison of the runs' metrics.
+    pub comparison: String,
+    pub files: Vec<PathBuf>,
+}
+
+pub fn simulate(req: &SimulateRequest<'_>) -> Result<SimulateOutcome> {
+    let w = req.workload;
+    let results = match &req.what {
+        Simulate::Replay { schedule, restart_s } => {
+            if restart_s.is_nan() || *restart_s < 0.0 {
+                return Err(PlanError::Inconsistent(format!(
+                    "--restart-s must be >= 0, not {restart_s}"
+                )));
+            }
+            vec![crate::replay_file(w, schedule, *restart_s)?]
+        }
+        Simulate::Policies(names) => {
+            if let Some(bad) = names.iter().find(|n| !POLICIES.contains(&n.as_str())) {
+                return Err(PlanError::Inconsistent(format!(
+                    "unknown policy `{bad}` (known: {}, all)",
+                    POLICIES.join(", ")
+                )));
+            }
+            let names: Vec<&str> = names.iter().map(String::as_str).collect();
+            let mut results = Vec::new();
+            for (name, r) in names.iter().zip(run_policies(w, &names, req.config)) {
+                results.push(r.map_err(|e| PlanError::Inconsistent(format!("simulate {name}: {e}")))?);
+            }
+            results
+        }
+    };
+    let rows: Vec<_> = results.iter().map(|r| r.metrics.clone()).collect();
+    let comparison = comparison_table(&rows);
+    let mut files = Vec::new();
+    if let Some(dir) = req.out {
+        std::fs::create_dir_all(dir).map_err(|e| PlanError::io(dir, e))?;
+        let write = |path: PathBuf, text: String| -> Result<PathBuf> {
+            std::fs::write(&path, text).map_err(|e| PlanError::io(&path, e))?;
+            Ok(path)
+        };
+        if let [one] = results.as_slice() {
+            files = write_outputs(dir, w, one)?;
+        } else {
+            for m in &rows {
+                let json = serde_json::to_string_pretty(m).expect("metrics serialise");
+                files.push(write(dir.join(format!("metrics-{}.json", m.policy)), json + "\n")?);
+            }
+        }
+        files.push(write(dir.join("comparison.md"), comparison.clone())?);
+    }
+    Ok(SimulateOutcome {
+        results,
         comparison,
         files,
     })

@@ -9,6 +9,7 @@ mod gradients;
 mod output;
 mod physical;
 pub mod scaling;
+pub mod scaling_check;
 
 use std::collections::{BTreeMap, HashMap};
 

@@ -3,9 +3,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
-use tracecast_features::{
-    DEFAULT_CHUNK_ITEMS, FeatureRun, FeatureSummary, LakeOptions, WindowSpec, build_features, pipeline_sql,
-};
+use tracecast_features::{DEFAULT_CHUNK_ITEMS, FeatureRun, FeatureSummary, LakeOptions, WindowSpec, pipeline_sql};
 
 use crate::progress::Ui;
 
@@ -88,8 +86,7 @@ pub fn build(
         chunk_items,
         progress: &progress,
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
-    let summary = runtime.block_on(build_features(&run))?;
+    let summary = tracecast_pipeline::features(&run)?;
     bar.finish_and_clear();
     for skipped in &summary.skipped {
         eprintln!(

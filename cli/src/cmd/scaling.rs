@@ -1,11 +1,10 @@
-use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::Args;
-use tracecast_predict::elasticflow;
-use tracecast_predict::scaling::{Fit, Interconnect, fit};
+use tracecast_predict::scaling::Interconnect;
+use tracecast_predict::scaling_check::check_scaling;
 
 use crate::cmd::predict::NetworkArgs;
 
@@ -56,67 +55,11 @@ pub fn run(args: ScalingArgs) -> anyhow::Result<ExitCode> {
         args.network.latency_us / 1e6,
     )
     .with_context(|| format!("{}: the profile gives no GPU link or PCIe bandwidth", profile.name))?;
-    let curves = elasticflow::read_dir(&args.measured)?;
-    let fits: Vec<Fit> = curves
-        .iter()
-        .filter_map(|c| fit(&net, args.network.overlap, c))
-        .collect();
-    let report = report(&args, &profile.name, &net, &fits, curves.len());
+    let report = check_scaling(&args.measured, &profile.name, net, args.network.overlap)?.markdown();
     print!("{report}");
     if let Some(out) = &args.out {
         std::fs::write(out, &report).with_context(|| format!("writing {}", out.display()))?;
         println!("wrote {}", out.display());
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn report(args: &ScalingArgs, gpu: &str, net: &Interconnect, fits: &[Fit], curves: usize) -> String {
-    let mut md = String::new();
-    let _ = writeln!(
-        md,
-        "# Scaling model against {}\n\nGPU {gpu}: link {:.0} GB/s per direction inside a node of {} GPUs, {:.0} GB/s network \
-         across nodes, {:.0} µs per ring step, overlap {}. {} of {curves} curves have a one-GPU point and two more to fit.\n",
-        args.measured.display(),
-        net.link_gbs,
-        net.gpus_per_node,
-        net.network_gbs,
-        net.latency_s * 1e6,
-        args.network.overlap,
-        fits.len()
-    );
-    let _ = writeln!(
-        md,
-        "| model | global batch | points | gradient MB | fixed share | fit MRE | beyond-node MRE |"
-    );
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|");
-    for f in fits {
-        let _ = writeln!(
-            md,
-            "| {} | {} | {} | {:.1} | {:.2} | {:.1}% | {} |",
-            f.workload,
-            f.global_batch,
-            f.points,
-            f.gradient_bytes / 1e6,
-            f.fixed_share,
-            100.0 * f.fit_mre,
-            f.beyond_node_mre.map_or("n/a".into(), |e| format!("{:.1}%", 100.0 * e))
-        );
-    }
-    let mean = |v: Vec<f64>| {
-        if v.is_empty() {
-            f64::NAN
-        } else {
-            v.iter().sum::<f64>() / v.len() as f64
-        }
-    };
-    let fit_mre = mean(fits.iter().map(|f| f.fit_mre).collect());
-    let beyond = mean(fits.iter().filter_map(|f| f.beyond_node_mre).collect());
-    let _ = writeln!(
-        md,
-        "\nMean fit MRE {:.1}% over {} curves; mean MRE beyond one node (fitted inside it) {:.1}%.",
-        100.0 * fit_mre,
-        fits.len(),
-        100.0 * beyond
-    );
-    md
 }

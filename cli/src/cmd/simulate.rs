@@ -1,11 +1,10 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, bail};
 use clap::Args;
-use tracecast_plan::comparison_table;
 use tracecast_plan::planner::Objective;
 use tracecast_plan::registry::POLICIES;
+use tracecast_plan::request::{Simulate, SimulateRequest, simulate};
 
 use super::plan::{InputArgs, PlannerArgs, describe_inputs};
 
@@ -55,71 +54,54 @@ pub struct SimulateArgs {
 
 pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     let inputs = args.inputs.load()?;
-    let w = &inputs.workload;
     println!("{}\n", describe_inputs(&args.inputs, &inputs));
-    let mut results = Vec::new();
+    let p = &args.planner;
+    let what = match &args.schedule {
+        Some(path) => {
+            for (flag, given) in [
+                ("--starvation-s", p.starvation_s.is_some()),
+                ("--min-gain", p.min_gain.is_some()),
+                ("--no-elastic", p.no_elastic),
+            ] {
+                if given {
+                    tracing::warn!("{flag} is ignored with --schedule: a replay runs no planner");
+                }
+            }
+            Simulate::Replay {
+                schedule: path.clone(),
+                restart_s: p.restart_s,
+            }
+        }
+        None => {
+            let spec = args.policy.as_deref().unwrap_or_default();
+            Simulate::Policies(if spec == "all" {
+                POLICIES.iter().map(|s| s.to_string()).collect()
+            } else {
+                spec.split(',').map(|s| s.trim().to_string()).collect()
+            })
+        }
+    };
+    let cfg = args.planner.config(Objective::Jct)?;
+    let outcome = simulate(&SimulateRequest {
+        workload: &inputs.workload,
+        what,
+        config: &cfg,
+        out: args.out.as_deref(),
+    })?;
     if let Some(path) = &args.schedule {
-        let p = &args.planner;
-        for (flag, given) in [
-            ("--starvation-s", p.starvation_s.is_some()),
-            ("--min-gain", p.min_gain.is_some()),
-            ("--no-elastic", p.no_elastic),
-        ] {
-            if given {
-                tracing::warn!("{flag} is ignored with --schedule: a replay runs no planner");
-            }
-        }
-        if p.restart_s.is_nan() || p.restart_s < 0.0 {
-            bail!("--restart-s must be >= 0, not {}", p.restart_s);
-        }
-        results.push(
-            tracecast_plan::replay_file(w, path, p.restart_s).with_context(|| format!("replay {}", path.display()))?,
-        );
         println!("{}: verified", path.display());
-    } else {
-        let spec = args.policy.as_deref().unwrap_or_default();
-        let names: Vec<&str> = if spec == "all" {
-            POLICIES.to_vec()
-        } else {
-            spec.split(',').map(str::trim).collect()
-        };
-        if let Some(bad) = names.iter().find(|n| !POLICIES.contains(n)) {
-            bail!("unknown policy `{bad}` (known: {}, all)", POLICIES.join(", "));
-        }
-        let cfg = args.planner.config(Objective::Jct)?;
-        for (name, r) in names.iter().zip(tracecast_plan::run_policies(w, &names, &cfg)) {
-            results.push(r.with_context(|| format!("simulate {name}"))?);
-        }
     }
-    let rows: Vec<_> = results.iter().map(|r| r.metrics.clone()).collect();
-    let table = comparison_table(&rows);
-    println!("{table}");
-    if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir).with_context(|| format!("create {}", dir.display()))?;
-        if results.len() == 1 {
-            let files = tracecast_plan::write_outputs(dir, w, &results[0])?;
-            println!(
-                "wrote {}",
-                files
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-        } else {
-            for m in &rows {
-                std::fs::write(
-                    dir.join(format!("metrics-{}.json", m.policy)),
-                    serde_json::to_string_pretty(m)? + "\n",
-                )?;
-            }
-            println!(
-                "wrote metrics-<policy>.json for {} policies to {}",
-                rows.len(),
-                dir.display()
-            );
-        }
-        std::fs::write(dir.join("comparison.md"), &table)?;
+    println!("{}", outcome.comparison);
+    if !outcome.files.is_empty() {
+        println!(
+            "wrote {}",
+            outcome
+                .files
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
