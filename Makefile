@@ -182,5 +182,6 @@ bench: build
 # Clippy over every crate and target, warnings as errors (the lints are in
 # Cargo.toml's [workspace.lints]). Reuses the release build's dependencies.
 lint: deps
+	@$(CARGO) clippy --version >/dev/null 2>&1 || { echo "== installing clippy (rustup component add clippy)"; rustup component add clippy; }
 	@echo "== clippy, warnings as errors"
 	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings

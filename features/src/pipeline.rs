@@ -267,11 +267,16 @@ async fn lake_traces(ctx: &SessionContext) -> Result<Vec<LakeTrace>, FeaturesErr
                ORDER BY t.trace_id";
     let mut traces = Vec::new();
     for batch in ctx.sql(sql).await?.collect().await? {
-        let ids = batch.column(0).as_string::<i32>();
-        let sources = batch.column(1).as_string::<i32>();
-        let formats = batch.column(2).as_string::<i32>();
-        let steps = batch.column(3).as_primitive::<Int64Type>();
-        let items = batch.column(4).as_primitive::<Int64Type>();
+        let column = |name: &str| {
+            batch
+                .column_by_name(name)
+                .ok_or_else(|| FeaturesError::Query(format!("the lake's trace list has no `{name}` column")))
+        };
+        let ids = column("trace_id")?.as_string::<i32>();
+        let sources = column("source")?.as_string::<i32>();
+        let formats = column("format")?.as_string::<i32>();
+        let steps = column("step_count")?.as_primitive::<Int64Type>();
+        let items = column("items")?.as_primitive::<Int64Type>();
         for i in 0..batch.num_rows() {
             traces.push(LakeTrace {
                 trace_id: ids.value(i).to_string(),

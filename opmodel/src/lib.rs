@@ -104,6 +104,20 @@ pub fn train_public(
     Ok((model, collected))
 }
 
+/// `tracecast ops train`: the spec sheets of `roots`, a fit on their
+/// measurements less `holdout`'s, the model saved to `out`.
+pub fn train_to_file(
+    roots: &[&Path],
+    holdout: &[String],
+    params: &FitParams,
+    out: &Path,
+) -> Result<(OpModel, Collected), OpModelError> {
+    let gpus = spec_sheets(roots)?;
+    let (model, collected) = train_public(roots, &gpus, holdout, params)?;
+    model.save(out)?;
+    Ok((model, collected))
+}
+
 /// One run of the public benchmark: what it predicted, wrote and scored.
 pub struct PublicRun {
     pub model: OpModel,

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use tracecast_opmodel::{FitParams, PublicOptions, run_public, spec_sheets, sweep, train_public};
+use tracecast_opmodel::{FitParams, PublicOptions, run_public, sweep, train_to_file};
 
 use crate::progress::Ui;
 
@@ -141,11 +141,10 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
         OpsCommand::Train(args) => {
             let mut roots: Vec<&Path> = vec![&args.public];
             roots.extend(args.extra.dirs.iter().map(PathBuf::as_path));
-            let gpus = spec_sheets(&roots)?;
             let spinner = ui.spinner("fitting the op model");
-            let (model, collected) = train_public(&roots, &gpus, &args.holdout, &args.fit.params())?;
+            let trained = train_to_file(&roots, &args.holdout, &args.fit.params(), &args.out);
             spinner.finish_and_clear();
-            model.save(&args.out)?;
+            let (model, collected) = trained?;
             for line in &model.card.trained_on {
                 println!("trained on {line}");
             }
