@@ -10,8 +10,9 @@
 #       measured latencies. Wall time of the whole run is printed at the end.
 #
 #   bench/public.sh --sweep [OUT]
-#       Leave-one-GPU-out on ../shared/public: for every GPU, fit without its
-#       measurements and predict it from its spec sheet. Writes OUT/sweep.md
+#       Leave-one-GPU-out on ../shared/public plus our own measurements in
+#       bench/measured (an H100 SXM5, an H200): for every GPU, fit without
+#       its measurements and predict it from its spec sheet. Writes OUT/sweep.md
 #       (default bench/public-sweep) and the tables into bench/README.md
 #       between the "public sweep" markers.
 set -euo pipefail
@@ -22,7 +23,9 @@ started=$(date +%s.%N)
 if [ "${1:-}" = --sweep ]; then
   OUT=${2:-bench/public-sweep}
   [ -d ../shared/public/neusight ] || { echo "missing ../shared/public"; exit 1; }
-  "$BIN" ops sweep --public ../shared/public --out "$OUT"
+  # Our own Hopper measurements train every fold, as in the shipped op
+  # model, and each of their GPUs is held out in turn as well.
+  "$BIN" ops sweep --public ../shared/public --extra bench/measured/h100-sxm5 --extra bench/measured/h200 --out "$OUT"
   python3 - "$OUT/sweep.md" bench/README.md <<'PY'
 import sys, re
 table = open(sys.argv[1]).read().strip()

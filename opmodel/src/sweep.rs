@@ -35,8 +35,10 @@ fn same_figures(a: &GpuSpec, b: &GpuSpec) -> bool {
 }
 
 /// `progress` is called with each held-out GPU before its fit.
-/// `extra` directories' NeuSight measurements are trained on in every fold
-/// (their GPUs are never held out: they are not in `dir`'s labels).
+/// `extra` directories' NeuSight measurements are trained on in every fold;
+/// each of their label GPUs is then held out in turn too (its measurements
+/// out of training, its labels and per-op rows predicted from its spec
+/// sheet), so that GPUs `dir` lacks get a row of their own.
 pub fn sweep(
     dir: &Path,
     extra: &[PathBuf],
@@ -134,6 +136,29 @@ pub fn sweep(
             result.model_scored.extend(scored);
         } else {
             result.scored.extend(scored);
+        }
+    }
+    // The extra directories' GPUs, each held out in turn.
+    for extra_dir in extra {
+        let mut extra_keys: Vec<String> = read_labels(&extra_dir.join("neusight"))?
+            .into_iter()
+            .map(|l| l.gpu)
+            .collect();
+        extra_keys.sort();
+        extra_keys.dedup();
+        for key in extra_keys {
+            progress(&key);
+            let run = run_public(&PublicOptions {
+                train: dir.to_path_buf(),
+                extra_train: extra.to_vec(),
+                eval: extra_dir.clone(),
+                out: out.join(&key),
+                params: params.clone(),
+                holdout: vec![key.clone()],
+                only: vec![key.clone()],
+            })?;
+            result.runs.push((key, run.fit_seconds, run.evaluation.ops_predicted));
+            result.scored.extend(run.evaluation.scored);
         }
     }
     let by_model = report::markdown(&result.model_scored, &[dir])

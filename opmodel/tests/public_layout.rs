@@ -6,7 +6,7 @@ use std::path::Path;
 
 use tracecast_opmodel::{
     FitParams, GpuSpec, OpModel, OpWork, PublicOptions, PublicRun, Sample, Timing, public_tables, run_public,
-    spec_sheets, train_public,
+    spec_sheets, sweep, train_public,
 };
 
 /// A made-up GPU family: time = roofline / utilisation + 6 µs launch, with a
@@ -370,4 +370,51 @@ fn extra_directories_are_trained_on_too() {
     );
     let (held, _) = train_public(&[&main, &extra], &gpus, &["GPU_A".to_string()], &params).unwrap();
     assert_eq!(held.card.trained_gpus, ["GPU B", "GPU C"]);
+}
+
+/// `ops sweep --extra`: the extra directory's GPU is trained on while the
+/// others are held out, and held out itself in a run of its own that
+/// predicts its labels from its spec sheet.
+#[test]
+fn sweep_holds_out_the_extra_directories_gpus_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let (main, extra) = (dir.path().join("main"), dir.path().join("extra"));
+    public_dir(&main, true);
+    // The extra directory: one GPU of its own (GPU_C), with a label.
+    let ns = extra.join("neusight");
+    let main_ns = main.join("neusight");
+    let sheet = std::fs::read_to_string(main_ns.join("device_configs/GPU_B.json")).unwrap();
+    write(
+        &ns.join("device_configs/GPU_C.json"),
+        &sheet.replace("GPU B", "GPU C").replace("1555", "3000"),
+    );
+    for file in ["tiny-train-128-2.json", "tiny-train-128-2.csv.gz"] {
+        let bytes = std::fs::read(main_ns.join("label/GPU_B").join(file)).unwrap();
+        std::fs::create_dir_all(ns.join("label/GPU_C")).unwrap();
+        std::fs::write(ns.join("label/GPU_C").join(file), bytes).unwrap();
+    }
+    let params = FitParams {
+        num_iterations: 10,
+        min_data_in_leaf: 1,
+        num_threads: 1,
+        ..FitParams::default()
+    };
+    let result = sweep(
+        &main,
+        std::slice::from_ref(&extra),
+        &dir.path().join("out"),
+        &params,
+        &|_| {},
+    )
+    .unwrap();
+    let held: Vec<&str> = result.runs.iter().map(|(unit, _, _)| unit.as_str()).collect();
+    assert!(held.contains(&"GPU_C"), "{held:?}");
+    let c_rows: Vec<_> = result
+        .scored
+        .iter()
+        .filter(|s| s.gpu == "GPU_C" && s.set == "e2e")
+        .collect();
+    assert_eq!(c_rows.len(), 1, "GPU_C's one label predicted");
+    assert!(c_rows[0].measured_ms.is_some() && c_rows[0].predicted_ms > 0.0);
+    assert!(result.report.contains("GPU_C"), "{}", result.report);
 }
