@@ -370,6 +370,13 @@ fn extra_directories_are_trained_on_too() {
     );
     let (held, _) = train_public(&[&main, &extra], &gpus, &["GPU_A".to_string()], &params).unwrap();
     assert_eq!(held.card.trained_gpus, ["GPU B", "GPU C"]);
+    // A mistyped directory is refused, named, rather than trained on as nothing.
+    let typo = dir.path().join("extar");
+    let err = train_public(&[&main, &typo], &gpus, &[], &params)
+        .err()
+        .expect("a directory without neusight/ is refused")
+        .to_string();
+    assert!(err.contains("extar") && err.contains("neusight/"), "{err}");
 }
 
 /// `ops sweep --extra`: the extra directory's GPU is trained on while the
