@@ -18,8 +18,9 @@ use crate::progress::Ui;
 /// windows' times plus the step's remainder (CPU time at its edges, kept as
 /// recorded). A window's time on the recorded GPU and batch is its measured
 /// time (--base recorded, the default: a trace priced as recorded gives its
-/// measured steps back) or the window model's prediction (--base model,
-/// ETS's approach, for checking the model against the recording).
+/// measured steps back, or its kernels' time where that outlasted the CPU's
+/// step) or the window model's prediction (--base model, ETS's approach,
+/// for checking the model against the recording).
 ///
 /// What-ifs: the trace is priced as recorded; then each kernel moves
 /// by the op model's ratio between the recorded and the asked GPU and batch
