@@ -196,12 +196,22 @@ fn end_to_end(
         .filter(|l| wanted(&l.gpu) || wanted(&l.model_key()))
         .collect();
     let graphs = graph_index(train, eval);
+    // Layer counts by model, for labels whose own is missing (NeuSight's
+    // multi-GPU labels write 0).
+    let mut layers: BTreeMap<String, f64> = BTreeMap::new();
+    for l in read_labels(&train.join("neusight"))?.iter().chain(&labels) {
+        if let Some(n) = l.num_layer {
+            layers.entry(l.model.clone()).or_insert(n);
+        }
+    }
     let path = out.join("neusight_e2e.csv");
     let mut w = create(&path)?;
     writeln!(w, "gpu,model,mode,seqlen,batch,option,predicted_ms").map_err(write_err(&path))?;
     let mut cache: BTreeMap<(PathBuf, bool), Vec<Node>> = BTreeMap::new();
     for label in &labels {
-        let predicted = match graph_for(label, &graphs, gpus) {
+        let parallel = Parallel::of(&label.option);
+        let priced = parallel.priced_label(label, &layers);
+        let predicted = match priced.and_then(|priced| graph_for(&priced, &graphs, gpus)) {
             Ok((graph, spec, num_layer)) => {
                 let training = label.mode == "train";
                 let key = (graph, training);
@@ -213,7 +223,14 @@ fn end_to_end(
                 let pairs: Vec<(OpWork, &_)> = works.iter().map(|(wk, _)| (*wk, spec)).collect();
                 let us = model.predict_us(&pairs, Timing::Workload)?;
                 ev.ops_predicted += us.len();
-                Some(us.iter().zip(&works).map(|(t, (_, times))| t * times).sum::<f64>() / 1e3)
+                let one_gpu = us.iter().zip(&works).map(|(t, (_, times))| t * times).sum::<f64>() / 1e3;
+                if parallel != Parallel::One {
+                    ev.notes.push(format!(
+                        "{}: priced as {parallel:?} from one GPU's work, without the communication between GPUs",
+                        label.path.display()
+                    ));
+                }
+                Some(parallel.time_ms(one_gpu))
             }
             Err(reason) => {
                 ev.notes
@@ -250,6 +267,70 @@ fn end_to_end(
     Ok(())
 }
 
+/// How NeuSight ran a label with an option: one GPU (`fusion`, or none), or
+/// Megatron on several (`dp4`, `tp4`, `pp4_1`: data, tensor or pipeline
+/// parallel over 4 GPUs; `pp{stages}_{microbatches}`). Priced from one GPU's
+/// prediction of the work each GPU does; the communication between GPUs is
+/// left out (a note says so), which for these labels' sizes is a few percent.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Parallel {
+    One,
+    Data(u32),
+    Tensor(u32),
+    Pipeline { stages: u32, micro: u32 },
+}
+
+impl Parallel {
+    fn of(option: &str) -> Parallel {
+        let count = |s: &str| s.parse::<u32>().ok().filter(|&n| n > 0);
+        if let Some(n) = option.strip_prefix("dp").and_then(count) {
+            return Parallel::Data(n);
+        }
+        if let Some(n) = option.strip_prefix("tp").and_then(count) {
+            return Parallel::Tensor(n);
+        }
+        if let Some((stages, micro)) = option.strip_prefix("pp").and_then(|r| r.split_once('_'))
+            && let (Some(stages), Some(micro)) = (count(stages), count(micro))
+        {
+            return Parallel::Pipeline { stages, micro };
+        }
+        Parallel::One
+    }
+
+    /// The single-GPU configuration whose prediction this one is priced
+    /// from: the batch each GPU (or microbatch) runs, the layer count from
+    /// `layers` where the label has none.
+    fn priced_label(&self, label: &Label, layers: &BTreeMap<String, f64>) -> Result<Label, String> {
+        let split = match *self {
+            Parallel::Data(n) => n,
+            Parallel::Pipeline { micro, .. } => micro,
+            Parallel::One | Parallel::Tensor(_) => 1,
+        };
+        if !label.batch.is_multiple_of(split) {
+            return Err(format!("batch {} does not split over {split}", label.batch));
+        }
+        let mut priced = label.clone();
+        priced.batch = label.batch / split;
+        priced.num_layer = label.num_layer.or_else(|| layers.get(&label.model).copied());
+        if *self != Parallel::One {
+            // Its graph is the single-GPU configuration's, not one beside it.
+            priced.option.clear();
+            priced.path = label.path.with_file_name(format!("{}.json", priced.config_stem()));
+        }
+        Ok(priced)
+    }
+
+    /// The configuration's time from one GPU's time for the priced label.
+    fn time_ms(&self, one_gpu_ms: f64) -> f64 {
+        match *self {
+            Parallel::One | Parallel::Data(_) => one_gpu_ms,
+            Parallel::Tensor(n) => one_gpu_ms / f64::from(n),
+            // GPipe: (microbatches + stages - 1) slots of one stage's share.
+            Parallel::Pipeline { stages, micro } => one_gpu_ms * f64::from(micro + stages - 1) / f64::from(stages),
+        }
+    }
+}
+
 /// A label's graph, GPU and layer count, or why it cannot be predicted.
 fn graph_for<'a>(
     label: &Label,
@@ -270,4 +351,53 @@ fn graph_for<'a>(
             .ok_or_else(|| format!("no per-node graph for {} in either directory", label.config_stem()))?
     };
     Ok((graph, spec, num_layer))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn label(option: &str, batch: u32, num_layer: Option<f64>) -> Label {
+        Label {
+            path: PathBuf::from(format!("label/GPU/gpt2_large-train-1024-{batch}-{option}.json")),
+            gpu: "GPU".into(),
+            model: "gpt2_large".into(),
+            mode: "train".into(),
+            seqlen: 1024,
+            batch,
+            option: option.into(),
+            num_layer,
+            e2e_ms: None,
+            fw_ms: None,
+        }
+    }
+
+    #[test]
+    fn multi_gpu_options_are_priced_from_each_gpus_share() {
+        assert_eq!(Parallel::of("dp4"), Parallel::Data(4));
+        assert_eq!(Parallel::of("tp4"), Parallel::Tensor(4));
+        assert_eq!(Parallel::of("pp4_1"), Parallel::Pipeline { stages: 4, micro: 1 });
+        assert_eq!(Parallel::of("fusion"), Parallel::One);
+        assert_eq!(Parallel::of(""), Parallel::One);
+        assert_eq!(Parallel::of("dp0"), Parallel::One);
+
+        let layers = BTreeMap::from([("gpt2_large".to_string(), 36.0)]);
+        // Data parallel: each GPU runs a quarter of the batch, on the plain
+        // configuration's graph; the layer count comes from another label.
+        let dp = Parallel::Data(4).priced_label(&label("dp4", 4, None), &layers).unwrap();
+        assert_eq!((dp.batch, dp.num_layer, dp.option.as_str()), (1, Some(36.0), ""));
+        assert_eq!(dp.config_stem(), "gpt2_large-train-1024-1");
+        assert!(Parallel::Data(4).priced_label(&label("dp4", 6, None), &layers).is_err());
+        // Tensor parallel: the whole batch, a quarter of the work each.
+        let tp = Parallel::Tensor(4)
+            .priced_label(&label("tp4", 4, None), &layers)
+            .unwrap();
+        assert_eq!(tp.batch, 4);
+        assert_eq!(Parallel::Tensor(4).time_ms(400.0), 100.0);
+        // One microbatch through 4 stages: no overlap, the one-GPU time.
+        assert_eq!(Parallel::Pipeline { stages: 4, micro: 1 }.time_ms(400.0), 400.0);
+        // 8 microbatches: (8 + 3) slots of a quarter of one microbatch's time.
+        assert_eq!(Parallel::Pipeline { stages: 4, micro: 8 }.time_ms(40.0), 110.0);
+        assert_eq!(Parallel::Data(4).time_ms(120.0), 120.0);
+    }
 }
