@@ -4,11 +4,11 @@
 use std::path::Path;
 
 use anyhow::Context;
-use tracecast_schemas::hardware::{Catalog, builtin_catalog};
+use tracecast_schemas::hardware::{Catalog, catalog_or_builtin};
 
 pub fn catalog(dir: Option<&Path>) -> anyhow::Result<Catalog> {
-    match dir {
-        Some(dir) => Catalog::load_dir(dir).with_context(|| format!("hardware profiles in {}", dir.display())),
-        None => Ok(builtin_catalog()?),
-    }
+    catalog_or_builtin(dir).with_context(|| match dir {
+        Some(dir) => format!("hardware profiles in {}", dir.display()),
+        None => "the built-in hardware profiles".into(),
+    })
 }

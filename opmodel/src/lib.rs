@@ -92,12 +92,7 @@ pub fn train_public(
     let mut collected = Collected::default();
     for root in roots {
         // A mistyped directory must not train silently on nothing.
-        if !root.join("neusight").is_dir() && !root.join("ets/datasets").is_dir() {
-            return Err(OpModelError::Layout {
-                path: root.to_path_buf(),
-                reason: "no `neusight/` or `ets/datasets/` folder: not laid out like ../shared/public".into(),
-            });
-        }
+        tables::check_public_layout(root)?;
         collected.extend(collect::collect(root, gpus, &holdout)?);
     }
     let mut sources = collected.sources.clone();

@@ -54,9 +54,7 @@ pub fn sweep(
     // (ETS's cross-GPU question: its other GPU's files, NeuSight's
     // measurements kept).
     let mut units: Vec<Vec<String>> = Vec::new();
-    let mut keys: Vec<String> = read_labels(&dir.join("neusight"))?.into_iter().map(|l| l.gpu).collect();
-    keys.sort();
-    keys.dedup();
+    let keys = label_gpus(dir)?;
     let ets_files = read_ets_dir(dir)?;
     let ets_folders: Vec<String> = {
         let mut f: Vec<String> = ets_files.iter().map(|f| f.gpu_folder.clone()).collect();
@@ -140,13 +138,7 @@ pub fn sweep(
     }
     // The extra directories' GPUs, each held out in turn.
     for extra_dir in extra {
-        let mut extra_keys: Vec<String> = read_labels(&extra_dir.join("neusight"))?
-            .into_iter()
-            .map(|l| l.gpu)
-            .collect();
-        extra_keys.sort();
-        extra_keys.dedup();
-        for key in extra_keys {
+        for key in label_gpus(extra_dir)? {
             progress(&key);
             let run = run_public(&PublicOptions {
                 train: dir.to_path_buf(),
@@ -169,4 +161,12 @@ pub fn sweep(
         report::markdown(&result.scored, &[dir]),
     );
     Ok(result)
+}
+
+/// The GPUs with end-to-end labels under `dir`, sorted, once each.
+fn label_gpus(dir: &Path) -> Result<Vec<String>, OpModelError> {
+    let mut keys: Vec<String> = read_labels(&dir.join("neusight"))?.into_iter().map(|l| l.gpu).collect();
+    keys.sort();
+    keys.dedup();
+    Ok(keys)
 }

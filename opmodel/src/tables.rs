@@ -67,15 +67,22 @@ fn batch(def: &TableDef, columns: Vec<(&str, ArrayRef)>, origin: &Path) -> Resul
     })
 }
 
-/// Every public table with rows under `root` (laid out like `../shared/public`).
-pub fn public_tables(root: &Path) -> Result<Vec<(&'static TableDef, RecordBatch)>, OpModelError> {
-    let neusight = root.join("neusight");
-    if !neusight.is_dir() && !root.join("ets/datasets").is_dir() {
+/// Refuses a directory that holds neither `neusight/` nor `ets/datasets/`,
+/// naming it, so that a mistyped path is not read as an empty one.
+pub(crate) fn check_public_layout(root: &Path) -> Result<(), OpModelError> {
+    if !root.join("neusight").is_dir() && !root.join("ets/datasets").is_dir() {
         return Err(OpModelError::Layout {
             path: root.to_path_buf(),
             reason: "no `neusight/` or `ets/datasets/` folder: not laid out like ../shared/public".into(),
         });
     }
+    Ok(())
+}
+
+/// Every public table with rows under `root` (laid out like `../shared/public`).
+pub fn public_tables(root: &Path) -> Result<Vec<(&'static TableDef, RecordBatch)>, OpModelError> {
+    check_public_layout(root)?;
+    let neusight = root.join("neusight");
     Ok(vec![
         (&NEUSIGHT_PER_OP, per_op_table(&neusight.join("per_op"))?),
         (&NEUSIGHT_LABELS, labels_table(&neusight)?),

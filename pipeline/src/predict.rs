@@ -7,7 +7,7 @@ use tracecast_features::{FeatureRun, FeatureSummary, LakeOptions, WindowSpec, bu
 use tracecast_ingest::{IngestOptions, ingest};
 use tracecast_opmodel::{OpModel, shipped_model};
 use tracecast_predict::{PredictRequest, Prediction, ScalingOptions, StepBase, write_outputs};
-use tracecast_schemas::hardware::{Catalog, builtin_catalog, lookup_gpu};
+use tracecast_schemas::hardware::{catalog_or_builtin, lookup_gpu};
 use tracecast_train::{FeatureTable, Labels, Model, TraceLabel, collector_label};
 
 use crate::PipelineError;
@@ -80,10 +80,7 @@ pub fn predict(job: &PredictJob<'_>) -> Result<PredictOutcome, PipelineError> {
         (None, true) => Some(shipped_model()?),
         (None, false) => None,
     };
-    let catalog = match job.hardware_dir {
-        Some(dir) => Catalog::load_dir(dir)?,
-        None => builtin_catalog()?,
-    };
+    let catalog = catalog_or_builtin(job.hardware_dir)?;
     let gpu = job.gpu.map(|query| lookup_gpu(&catalog, query)).transpose()?;
     let mut labels = match job.labels_file {
         Some(path) => Labels::load(path)?,

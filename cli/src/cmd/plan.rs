@@ -278,14 +278,15 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     if let Some(table) = &outcome.comparison {
         println!("\n{table}");
     }
-    println!(
-        "\nwrote {}",
-        outcome
-            .files
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
+    println!("\nwrote {}", joined(&outcome.files));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Paths as one comma-separated line.
+pub fn joined(files: &[PathBuf]) -> String {
+    files
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

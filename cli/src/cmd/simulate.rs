@@ -6,7 +6,7 @@ use tracecast_plan::planner::Objective;
 use tracecast_plan::registry::POLICIES;
 use tracecast_plan::request::{Simulate, SimulateRequest, simulate};
 
-use super::plan::{InputArgs, PlannerArgs, describe_inputs};
+use super::plan::{InputArgs, PlannerArgs, describe_inputs, joined};
 
 /// Score a schedule file or an online policy with the discrete-event simulator.
 ///
@@ -93,15 +93,7 @@ pub fn run(args: SimulateArgs) -> anyhow::Result<ExitCode> {
     }
     println!("{}", outcome.comparison);
     if !outcome.files.is_empty() {
-        println!(
-            "wrote {}",
-            outcome
-                .files
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        println!("wrote {}", joined(&outcome.files));
     }
     Ok(ExitCode::SUCCESS)
 }

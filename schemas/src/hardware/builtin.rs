@@ -1,7 +1,7 @@
 //! The profiles in `fixtures/hardware/`, compiled into every build so that
 //! `train`, `predict` and `ops` work from any directory.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{Catalog, HardwareError, HardwareProfile};
 
@@ -28,6 +28,14 @@ pub const BUILTIN: [(&str, &str); 14] = builtin!(
     "t4.toml",
     "v100-sxm2-32gb.toml",
 );
+
+/// The profiles in `dir` where one is given, else the built-in catalog.
+pub fn catalog_or_builtin(dir: Option<&Path>) -> Result<Catalog, HardwareError> {
+    match dir {
+        Some(dir) => Catalog::load_dir(dir),
+        None => builtin_catalog(),
+    }
+}
 
 /// The built-in catalog.
 pub fn builtin_catalog() -> Result<Catalog, HardwareError> {

@@ -16,7 +16,7 @@ mod profile;
 mod spec_sheet;
 mod validate;
 
-pub use builtin::builtin_catalog;
+pub use builtin::{builtin_catalog, catalog_or_builtin};
 pub use catalog::{Catalog, normalize_gpu_name};
 pub use error::{FieldError, HardwareError};
 pub use lookup::{GpuLookupError, lookup_gpu};
