@@ -93,6 +93,7 @@ fn plan_on_fixtures_writes_a_verified_elastic_heterogeneous_schedule() {
         "gantt.svg",
         "utilization.svg",
         "comparison.md",
+        "jobs.csv",
     ] {
         assert!(out.join(f).is_file(), "{f} missing");
     }
@@ -102,7 +103,8 @@ fn plan_on_fixtures_writes_a_verified_elastic_heterogeneous_schedule() {
     }
     let s = json(&out.join("schedule.json"));
     assert_eq!(s["format"], "tracecast.schedule");
-    assert_eq!(s["version"], 1);
+    assert_eq!(s["version"], 2);
+    assert_eq!(s["rules"]["name"], "simple");
     let jobs = s["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 120);
     // Elastic scaling changed some job's count; both GPU types were used.
@@ -387,4 +389,46 @@ fn foreign_job_and_throughput_formats_plan_and_verify() {
         assert!(stdout.contains(&format!("260 ({tag} format")), "{stdout}");
         verify(&inp, &out.join("schedule.json"));
     }
+}
+
+#[test]
+fn elasticflow_rules_plan_verify_and_report_rejections() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("ef");
+    let o = out.to_str().unwrap();
+    let stdout = run_ok(
+        "plan",
+        &FIX,
+        &["--objective", "deadline", "--rules", "elasticflow", "--out", o],
+    );
+    assert!(stdout.contains("rules:      elasticflow"), "{stdout}");
+    assert!(stdout.contains("rejected by admission control"), "{stdout}");
+    let m = json(&out.join("metrics.json"));
+    assert_eq!(m["rules"], "elasticflow");
+    assert_eq!(m["unmeasured_gpu_share"], 0.0);
+    let rejected = m["rejected"].as_u64().unwrap();
+    assert!(rejected >= 1, "{m}");
+    let s = json(&out.join("schedule.json"));
+    assert_eq!(s["rules"]["round_gap_s"], 60.0);
+    // jobs.csv: one row per job, the rejected ones marked, with no times.
+    let jobs = std::fs::read_to_string(out.join("jobs.csv")).unwrap();
+    assert_eq!(jobs.lines().count(), 121);
+    let rows: Vec<&str> = jobs.lines().filter(|l| l.contains(",rejected,")).collect();
+    assert_eq!(rows.len() as u64, rejected);
+    assert!(rows[0].ends_with(",rejected,,,"), "{}", rows[0]);
+    // The verifier replays it under the same rules, and only under them.
+    let sched = out.join("schedule.json");
+    let v = run_ok(
+        "verify",
+        &FIX,
+        &["--rules", "elasticflow", "--schedule", sched.to_str().unwrap()],
+    );
+    assert!(v.contains("valid"), "{v}");
+    let mut a = vec!["verify".to_string()];
+    a.extend(with(&FIX, &["--schedule", sched.to_str().unwrap()]));
+    let e = fails(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(
+        e.contains("made under rules `elasticflow`, the replay is under `simple`"),
+        "{e}"
+    );
 }

@@ -11,6 +11,7 @@ pub mod cluster;
 pub mod error;
 pub mod jobs;
 pub mod metrics;
+pub mod outcome;
 pub mod perturb;
 pub mod placement;
 pub mod planner;
@@ -18,6 +19,7 @@ pub mod policies;
 pub mod registry;
 pub mod render;
 pub mod request;
+pub mod rules;
 pub mod schedule;
 pub mod simulator;
 mod table;
@@ -54,6 +56,7 @@ pub fn load(
     throughput: &[PathBuf],
     gpu_type: Option<&str>,
     penalty: Penalty,
+    rules: &rules::Rules,
 ) -> Result<Inputs> {
     let mut table = throughput::ThroughputTable::default();
     for p in throughput {
@@ -66,7 +69,7 @@ pub fn load(
     };
     let cluster = cluster::read_cluster(cluster_path, &default_type)?;
     let set = jobs::read_jobs(jobs_path)?;
-    let workload = workload::price(&set.jobs, &cluster, &table, penalty)?;
+    let workload = workload::price(&set.jobs, &cluster, &table, penalty, rules)?;
     Ok(Inputs {
         workload,
         job_format: set.format,
@@ -78,6 +81,7 @@ pub fn load(
 /// The workload with the planner's belief taken from another throughput table
 /// (e.g. `tracecast predict` output) while the truth stays; jobs or GPU types
 /// the belief table lacks keep the truth. Returns the count of such fallbacks.
+/// Under rules that allow only measured counts, the belief keeps the truth's counts.
 pub fn belief_from_table(w: &Workload, table: &throughput::ThroughputTable) -> (Workload, usize) {
     let mut cache = throughput::CurveCache::default();
     let mut fallbacks = 0;
@@ -94,7 +98,15 @@ pub fn belief_from_table(w: &Workload, table: &throughput::ThroughputTable) -> (
             if job.truth[t].is_none() {
                 continue;
             }
-            match cache.get(table, &jt, t as u16, &w.cluster.gpu_types[t], job.batch_size) {
+            let cap = w.rules.cap(Some(&jt), job.batch_size);
+            let believed = cache
+                .get(table, &jt, t as u16, &w.cluster.gpu_types[t], job.batch_size)
+                .and_then(|c| workload::restrict(&c, cap, &w.rules))
+                .and_then(|c| match &job.truth[t] {
+                    Some(truth) if truth.discrete => truth.with_rates_of(&c).map(std::sync::Arc::new),
+                    _ => Some(c),
+                });
+            match believed {
                 Some(c) => job.belief[t] = Some(c),
                 None => fallbacks += 1,
             }
@@ -156,8 +168,8 @@ pub fn replay_file(w: &Workload, path: &Path, restart_s: f64) -> Result<RunResul
     })
 }
 
-/// Write `schedule.json`, `schedule.csv`, `metrics.json`, `gantt.svg` and
-/// `utilization.svg` into `dir`; returns the paths.
+/// Write `schedule.json`, `schedule.csv`, `jobs.csv`, `metrics.json`,
+/// `gantt.svg` and `utilization.svg` into `dir`; returns the paths.
 pub fn write_outputs(dir: &Path, w: &Workload, r: &RunResult) -> Result<Vec<PathBuf>> {
     std::fs::create_dir_all(dir).map_err(|e| PlanError::io(dir, e))?;
     let file = r.schedule.to_file(w);
@@ -167,6 +179,7 @@ pub fn write_outputs(dir: &Path, w: &Workload, r: &RunResult) -> Result<Vec<Path
         "metrics.json",
         "gantt.svg",
         "utilization.svg",
+        "jobs.csv",
     ]
     .iter()
     .map(|f| dir.join(f))
@@ -178,6 +191,7 @@ pub fn write_outputs(dir: &Path, w: &Workload, r: &RunResult) -> Result<Vec<Path
     write(&paths[2], metrics + "\n")?;
     write(&paths[3], render::gantt_svg(&r.schedule, w))?;
     write(&paths[4], render::utilization_svg(&r.schedule, w))?;
+    outcome::write_jobs_csv(&paths[5], w, &r.schedule, &r.replay)?;
     Ok(paths)
 }
 

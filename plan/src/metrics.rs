@@ -11,7 +11,12 @@ pub struct Metrics {
     pub format: String,
     pub version: u32,
     pub policy: String,
+    /// The rules the schedule was made and replayed under (`simple`, `elasticflow`).
+    pub rules: String,
     pub jobs: usize,
+    /// Jobs rejected by admission control (never run; missed deadlines).
+    pub rejected: usize,
+    /// JCT figures cover the jobs that ran (all but the rejected), as ElasticFlow's do.
     pub avg_jct_s: f64,
     pub median_jct_s: f64,
     pub p99_jct_s: f64,
@@ -29,6 +34,8 @@ pub struct Metrics {
     pub restart_gpu_seconds: f64,
     pub segments: u64,
     pub interpolated_segments: u64,
+    /// Share of the GPU-time held at counts the throughput table did not measure (0 under `elasticflow`).
+    pub unmeasured_gpu_share: f64,
     /// Wall time the policy took to produce the schedule, when it was produced here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub planning_s: Option<f64>,
@@ -36,8 +43,12 @@ pub struct Metrics {
 
 pub fn compute(policy: &str, w: &Workload, r: &Replay) -> Metrics {
     let n = w.jobs.len();
-    let mut jct: Vec<f64> = w.jobs.iter().zip(&r.finish).map(|(j, f)| f - j.submit).collect();
-    let mut queue: Vec<f64> = w.jobs.iter().zip(&r.first_start).map(|(j, s)| s - j.submit).collect();
+    let ran = |k: &usize| !r.rejected.get(*k).copied().unwrap_or(false);
+    let mut jct: Vec<f64> = (0..n).filter(ran).map(|k| r.finish[k] - w.jobs[k].submit).collect();
+    let mut queue: Vec<f64> = (0..n)
+        .filter(ran)
+        .map(|k| r.first_start[k] - w.jobs[k].submit)
+        .collect();
     let t0 = w.jobs.iter().map(|j| j.submit).fold(f64::INFINITY, f64::min);
     let t1 = r.finish.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     let makespan = (t1 - t0).max(0.0);
@@ -53,7 +64,9 @@ pub fn compute(policy: &str, w: &Workload, r: &Replay) -> Metrics {
         format: METRICS_FORMAT.into(),
         version: METRICS_VERSION,
         policy: policy.into(),
+        rules: w.rules.name.clone(),
         jobs: n,
+        rejected: r.rejected.iter().filter(|&&x| x).count(),
         avg_jct_s: avg_jct,
         median_jct_s: med_jct,
         p99_jct_s: p99_jct,
@@ -73,6 +86,11 @@ pub fn compute(policy: &str, w: &Workload, r: &Replay) -> Metrics {
         restart_gpu_seconds: r.restart_gpu_seconds,
         segments: r.segments,
         interpolated_segments: r.interpolated_segments,
+        unmeasured_gpu_share: if r.gpu_seconds > 0.0 {
+            r.unmeasured_gpu_seconds / r.gpu_seconds
+        } else {
+            0.0
+        },
         planning_s: None,
     }
 }

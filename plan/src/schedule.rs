@@ -11,6 +11,7 @@ use tracecast_schemas::plan::{SCHEDULE_FORMAT, SCHEDULE_SEGMENTS, SCHEDULE_VERSI
 
 use crate::error::{PlanError, Result};
 use crate::placement::Placement;
+use crate::rules::Rules;
 use crate::workload::{Penalty, WorkUnit, Workload};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -33,6 +34,12 @@ pub struct Schedule {
     pub policy: String,
     pub restart_s: f64,
     pub penalty: Penalty,
+    /// The rules it was made under.
+    pub rules: Rules,
+    /// Times of the decision rounds, when the rules space them or charge per round (else empty).
+    pub rounds: Vec<f64>,
+    /// Per job: rejected by admission control (never runs).
+    pub rejected: Vec<bool>,
     pub segments: Vec<Vec<Segment>>,
 }
 
@@ -43,6 +50,11 @@ pub struct ScheduleFile {
     pub policy: String,
     pub restart_s: f64,
     pub penalty: Penalty,
+    /// Version 2: the rules, the decision rounds and rejected jobs.
+    #[serde(default)]
+    pub rules: Rules,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rounds: Vec<f64>,
     pub cluster: ClusterOut,
     pub jobs: Vec<JobOut>,
     /// Configurations whose throughput was interpolated, with the segments using them.
@@ -74,6 +86,9 @@ pub struct JobOut {
     pub work_unit: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline_s: Option<f64>,
+    /// Rejected by admission control: no segments, a missed deadline.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rejected: bool,
     pub segments: Vec<SegOut>,
 }
 
@@ -113,7 +128,8 @@ impl Schedule {
             .jobs
             .iter()
             .zip(&self.segments)
-            .map(|(j, segs)| JobOut {
+            .zip(&self.rejected)
+            .map(|((j, segs), &rejected)| JobOut {
                 id: j.id.clone(),
                 submit_s: j.submit,
                 work: j.total,
@@ -122,6 +138,7 @@ impl Schedule {
                     WorkUnit::Seconds => "seconds".into(),
                 },
                 deadline_s: j.deadline,
+                rejected,
                 segments: segs
                     .iter()
                     .map(|s| {
@@ -162,6 +179,8 @@ impl Schedule {
             policy: self.policy.clone(),
             restart_s: self.restart_s,
             penalty: self.penalty,
+            rules: self.rules.clone(),
+            rounds: self.rounds.clone(),
             cluster: ClusterOut {
                 name: c.name.clone(),
                 gpu_types: c.gpu_types.clone(),
@@ -189,7 +208,8 @@ impl Schedule {
         if f.format != SCHEDULE_FORMAT {
             return Err(bad(format!("format `{}` is not `{SCHEDULE_FORMAT}`", f.format)));
         }
-        if f.version != SCHEDULE_VERSION {
+        // Version 1 is version 2 without rules (tracecast's own), rounds or rejections.
+        if f.version != SCHEDULE_VERSION && f.version != 1 {
             return Err(bad(format!(
                 "schedule version {}; this tracecast reads version {SCHEDULE_VERSION}",
                 f.version
@@ -197,6 +217,7 @@ impl Schedule {
         }
         let index: HashMap<&str, usize> = w.jobs.iter().enumerate().map(|(i, j)| (j.id.as_str(), i)).collect();
         let mut segments = vec![Vec::new(); w.jobs.len()];
+        let mut rejected = vec![false; w.jobs.len()];
         let mut seen = vec![false; w.jobs.len()];
         for job in f.jobs {
             let &i = index
@@ -205,6 +226,7 @@ impl Schedule {
             if std::mem::replace(&mut seen[i], true) {
                 return Err(bad(format!("job `{}` appears twice", job.id)));
             }
+            rejected[i] = job.rejected;
             for s in job.segments {
                 let ty = w.cluster.type_index(&s.gpu_type).ok_or_else(|| {
                     bad(format!(
@@ -234,6 +256,9 @@ impl Schedule {
             policy: f.policy,
             restart_s: f.restart_s,
             penalty: f.penalty,
+            rules: f.rules,
+            rounds: f.rounds,
+            rejected,
             segments,
         })
     }

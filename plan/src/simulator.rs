@@ -9,6 +9,7 @@ use std::collections::BinaryHeap;
 
 use crate::error::{PlanError, Result};
 use crate::placement::{Placement, Placer, placed_rate};
+use crate::rules::{Admission, EfOverhead, Overhead, SeenSets};
 use crate::schedule::{Schedule, Segment};
 use crate::workload::Workload;
 
@@ -43,6 +44,17 @@ impl JobState {
         (self.rem_at_mark - self.rate * (t - self.progress_from).max(0.0)).max(0.0)
     }
 
+    /// No progress for `o` seconds from `now` (on top of a pause still running).
+    fn pause(&mut self, now: f64, o: f64) {
+        self.rem_at_mark = self.remaining(now);
+        self.progress_from = self.progress_from.max(now) + o;
+    }
+
+    /// When the work is done at the current rate.
+    fn finish_time(&self) -> f64 {
+        self.progress_from + self.rem_at_mark / self.rate
+    }
+
     /// GPU-seconds held so far.
     pub fn attained(&self, t: f64) -> f64 {
         self.attained_at_mark + self.alloc.map_or(0.0, |a| a.1 as f64 * (t - self.mark))
@@ -66,6 +78,11 @@ pub trait Policy: Send {
     /// An extra event time the policy needs (a queue threshold, a starvation bound).
     fn wakeup(&self, _ctx: &Ctx<'_>) -> Option<f64> {
         None
+    }
+    /// Jobs the last `allocate` rejected (never to run; only under rules that
+    /// allow rejection, and only jobs with a deadline that never held GPUs).
+    fn take_rejected(&mut self) -> Vec<usize> {
+        Vec::new()
     }
 }
 
@@ -120,6 +137,16 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts) -> Result<Sc
     let mut changed: Vec<(usize, Alloc)> = Vec::new();
     let (mut now, mut ai, mut wake) = (f64::NEG_INFINITY, 0usize, None::<f64>);
     let mut events = 0u64;
+    let gap = w.rules.round_gap_s;
+    let mut rounds: Vec<f64> = Vec::new();
+    let mut rejected = vec![false; n];
+    let ef = (w.rules.overhead == Overhead::ElasticFlow).then(|| EfOverhead::new(w.cluster.total_gpus()));
+    let mut seen: Vec<SeenSets> = if ef.is_some() {
+        vec![SeenSets::default(); n]
+    } else {
+        Vec::new()
+    };
+    let flat_restart = if ef.is_some() { 0.0 } else { opts.restart_s };
 
     loop {
         while let Some(Reverse((_, j, v))) = heap.peek() {
@@ -136,7 +163,9 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts) -> Result<Sc
         ]
         .into_iter()
         .flatten()
-        .min_by(f64::total_cmp);
+        .min_by(f64::total_cmp)
+        // Rounds at least `round_gap_s` apart: what falls inside waits for the next round.
+        .map(|t| if now.is_finite() { t.max(now + gap) } else { t });
         let Some(t) = next else {
             if !active.is_empty() {
                 return Err(PlanError::Inconsistent(format!(
@@ -150,6 +179,7 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts) -> Result<Sc
         };
         now = now.max(t);
         events += 1;
+        rounds.push(now);
 
         // Completions due now (exactly: `now` is the earliest completion when one is next).
         while let Some(Reverse((At(tf), j, v))) = heap.peek() {
@@ -161,7 +191,8 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts) -> Result<Sc
             if st[j].version != v || st[j].done.is_some() {
                 continue;
             }
-            stop(&mut st[j], &mut segs[j], &mut placer, tf);
+            // The GPUs are handed back in this round (later than `tf` when rounds are spaced).
+            stop(&mut st[j], &mut segs[j], &mut placer, now);
             st[j].done = Some(tf);
             let p = pos[j];
             active.swap_remove(p);
@@ -187,6 +218,19 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts) -> Result<Sc
             &mut targets,
         );
         check_capacity(w, policy, &active, &targets)?;
+        let rejected_now = policy.take_rejected();
+        if !rejected_now.is_empty() {
+            reject(
+                w,
+                policy,
+                &rejected_now,
+                &mut st,
+                &mut active,
+                &mut pos,
+                &mut targets,
+                &mut rejected,
+            )?;
+        }
 
         changed.clear();
         for (k, &j) in active.iter().enumerate() {
@@ -213,7 +257,7 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts) -> Result<Sc
             })?;
             let placement = placer.place(ty, g).expect("capacity was checked");
             let (rate, interpolated) = placed_rate(&w.cluster, ty, curve, g, &placement, w.penalty);
-            let restart = if st[j].started { opts.restart_s } else { 0.0 };
+            let restart = if st[j].started { flat_restart } else { 0.0 };
             let s = &mut st[j];
             s.alloc = Some((ty, g));
             s.rate = rate;
@@ -221,7 +265,7 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts) -> Result<Sc
             s.progress_from = now + restart;
             s.started = true;
             s.version += 1;
-            let fin = now + restart + s.rem_at_mark / rate;
+            let fin = s.finish_time();
             heap.push(Reverse((At(fin), j, s.version)));
             segs[j].push(Segment {
                 start: now,
@@ -235,6 +279,10 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts) -> Result<Sc
             });
             s.placement = placement;
         }
+        if let Some(ef) = &ef {
+            let round = rounds.len() as u64 - 1;
+            charge_round(ef, round, now, &active, &mut st, &mut seen, &mut segs, &mut heap);
+        }
         wake = policy.wakeup(&Ctx {
             now,
             w,
@@ -245,10 +293,89 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts) -> Result<Sc
     tracing::debug!(policy = %policy.name(), events, "simulated");
     Ok(Schedule {
         policy: policy.name(),
-        restart_s: opts.restart_s,
+        restart_s: flat_restart,
         penalty: w.penalty,
+        rules: w.rules.clone(),
+        rounds: if gap > 0.0 || ef.is_some() { rounds } else { Vec::new() },
+        rejected,
         segments: segs,
     })
+}
+
+/// ElasticFlow's per-round overhead: every job holding GPUs pauses (a job that
+/// changed in this round already starts its segment here).
+#[allow(clippy::too_many_arguments)]
+fn charge_round(
+    ef: &EfOverhead,
+    round: u64,
+    now: f64,
+    active: &[usize],
+    st: &mut [JobState],
+    seen: &mut [SeenSets],
+    segs: &mut [Vec<Segment>],
+    heap: &mut BinaryHeap<Reverse<(At, usize, u32)>>,
+) {
+    for &j in active {
+        let s = &mut st[j];
+        let Some((_, gpus)) = s.alloc else { continue };
+        let o = ef.charge(round, gpus, &s.placement, &mut seen[j]);
+        s.pause(now, o);
+        s.version += 1;
+        heap.push(Reverse((At(s.finish_time()), j, s.version)));
+        if let Some(seg) = segs[j].last_mut().filter(|g| g.start == now) {
+            seg.restart = o;
+        }
+    }
+}
+
+/// Drop rejected jobs from the active set, after checking the policy may reject them.
+#[allow(clippy::too_many_arguments)]
+fn reject(
+    w: &Workload,
+    policy: &dyn Policy,
+    jobs: &[usize],
+    st: &mut [JobState],
+    active: &mut Vec<usize>,
+    pos: &mut [usize],
+    targets: &mut Vec<Option<Alloc>>,
+    rejected: &mut [bool],
+) -> Result<()> {
+    for &j in jobs {
+        let job = &w.jobs[j];
+        let why = if w.rules.admission != Admission::Reject {
+            Some("the rules do not allow rejection (use --rules elasticflow)")
+        } else if job.deadline.is_none() {
+            Some("it has no deadline")
+        } else if st[j].started || st[j].done.is_some() || active.get(pos[j]) != Some(&j) {
+            Some("it is not a waiting job")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            return Err(PlanError::Inconsistent(format!(
+                "policy `{}` rejected job `{}`, but {why}",
+                policy.name(),
+                job.id
+            )));
+        }
+        let p = pos[j];
+        if targets[p].is_some() {
+            return Err(PlanError::Inconsistent(format!(
+                "policy `{}` rejected job `{}` and gave it GPUs",
+                policy.name(),
+                job.id
+            )));
+        }
+        rejected[j] = true;
+        st[j].done = Some(f64::NAN);
+        active.swap_remove(p);
+        targets.swap_remove(p);
+        pos[j] = usize::MAX;
+        if p < active.len() {
+            pos[active[p]] = p;
+        }
+    }
+    Ok(())
 }
 
 /// Close the job's open segment at `now` and free its GPUs.

@@ -1,11 +1,15 @@
 //! `verify`: replay a schedule against the true throughputs and reject it if
 //! it uses more GPUs than exist, overlaps a job with itself, changes a rigid
 //! job's count, does not finish a job's work, or was made for another restart
-//! cost than the workload's. The replay also yields each job's completion
+//! cost than the workload's, or breaks the workload's rules (a count the
+//! table did not measure, a change between decision rounds, a rejection the
+//! rules do not allow). ElasticFlow's per-round overhead is recomputed here,
+//! never read from the file. The replay also yields each job's completion
 //! time, from which the metrics are computed.
 
 pub use crate::error::VerifyError;
 use crate::placement::placed_rate;
+use crate::rules::{Admission, Counts, EfOverhead, Overhead, SeenSets, paused_progress};
 use crate::schedule::Schedule;
 use crate::workload::Workload;
 
@@ -22,6 +26,10 @@ pub struct Replay {
     pub restarts: u64,
     pub segments: u64,
     pub interpolated_segments: u64,
+    /// GPU-seconds held at counts the throughput table did not measure.
+    pub unmeasured_gpu_seconds: f64,
+    /// Jobs rejected by admission control.
+    pub rejected: Vec<bool>,
 }
 
 const MAX_SHOWN: usize = 20;
@@ -46,6 +54,17 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
         ));
         return Err(VerifyError { count, problems });
     }
+    if s.rules != w.rules {
+        bad(format!(
+            "the schedule was made under rules `{}`, the replay is under `{}` (--rules)",
+            s.rules.name, w.rules.name
+        ));
+        return Err(VerifyError { count, problems });
+    }
+    let rules = &w.rules;
+    let ef = (rules.overhead == Overhead::ElasticFlow).then(|| EfOverhead::new(c.total_gpus()));
+    // ElasticFlow's rules charge per round instead of a flat restart.
+    let restart_s = if ef.is_some() { 0.0 } else { restart_s };
     // The file's restart_s is never trusted: a negative one would credit more
     // work than a segment's length, 0 would skip the restarts.
     let tol = 1e-9 * restart_s.max(1.0);
@@ -59,6 +78,25 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
             s.restart_s
         ));
     }
+    let rounds = &s.rounds;
+    let in_rounds = rules.round_gap_s > 0.0 || ef.is_some();
+    if in_rounds {
+        for (k, pair) in rounds.windows(2).enumerate() {
+            let gap = pair[1] - pair[0];
+            if gap.is_nan() || gap < rules.round_gap_s - 1e-6 {
+                bad(format!(
+                    "rounds {k} and {} are {:.3} s apart; the rules need {} s",
+                    k + 1,
+                    gap,
+                    rules.round_gap_s
+                ));
+            }
+        }
+    }
+    let is_round = |t: f64| {
+        let i = rounds.partition_point(|&r| r < t - 1e-6);
+        rounds.get(i).is_some_and(|&r| (r - t).abs() <= 1e-6)
+    };
     let n = w.jobs.len();
     let mut out = Replay {
         finish: vec![f64::NAN; n],
@@ -68,13 +106,36 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
         restarts: 0,
         segments: 0,
         interpolated_segments: 0,
+        unmeasured_gpu_seconds: 0.0,
+        rejected: s.rejected.clone(),
     };
+    if s.rejected.len() != n {
+        bad(format!(
+            "the schedule marks {} jobs rejected or not, the workload has {n}",
+            s.rejected.len()
+        ));
+        return Err(VerifyError { count, problems });
+    }
     // (time, signed GPUs, node, job) for the capacity sweep.
     let mut usage: Vec<(f64, i64, u32, usize)> = Vec::new();
     for (j, (job, segs)) in w.jobs.iter().zip(&s.segments).enumerate() {
         let eps = 1e-6 * job.submit.abs().max(1.0);
+        if s.rejected[j] {
+            if rules.admission != Admission::Reject {
+                bad(format!(
+                    "job `{}` is rejected, which rules `{}` do not allow",
+                    job.id, rules.name
+                ));
+            } else if job.deadline.is_none() {
+                bad(format!("job `{}` is rejected but has no deadline", job.id));
+            } else if !segs.is_empty() {
+                bad(format!("job `{}` is rejected but holds GPUs", job.id));
+            }
+            continue;
+        }
         let mut done = 0.0f64;
         let mut finish = None;
+        let mut seen = SeenSets::default();
         for (k, seg) in segs.iter().enumerate() {
             out.segments += 1;
             let here = format!("job `{}` segment {k} [{:.3}, {:.3})", job.id, seg.start, seg.end);
@@ -123,13 +184,30 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
                 bad(format!("{here}: {} GPUs but its nodes hold {placed}", seg.gpus));
                 continue;
             }
+            let measured = curve.is_measured(seg.gpus);
+            if !measured {
+                out.unmeasured_gpu_seconds += (seg.end - seg.start) * seg.gpus as f64;
+                if rules.counts == Counts::Measured {
+                    bad(format!(
+                        "{here}: {} GPUs is not a count the throughput table measured for this job (rules `{}`)",
+                        seg.gpus, rules.name
+                    ));
+                }
+            }
+            if in_rounds && !(is_round(seg.start) && is_round(seg.end)) {
+                bad(format!(
+                    "{here}: starts or ends between decision rounds (rules `{}`)",
+                    rules.name
+                ));
+            }
             // A segment continuing the previous one unchanged costs nothing; any other start but the first restarts.
             let continues = k > 0 && {
                 let p = &segs[k - 1];
                 (seg.start - p.end).abs() <= eps && p.ty == seg.ty && p.gpus == seg.gpus && p.nodes == seg.nodes
             };
-            let restart = if k == 0 || continues { 0.0 } else { restart_s };
-            if restart > 0.0 {
+            let changed = k > 0 && !continues;
+            let restart = if changed { restart_s } else { 0.0 };
+            if changed && (restart > 0.0 || ef.is_some()) {
                 out.restarts += 1;
                 out.restart_gpu_seconds += restart.min(seg.end - seg.start) * seg.gpus as f64;
             }
@@ -139,13 +217,26 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
             if k == 0 {
                 out.first_start[j] = seg.start;
             }
-            let run = (seg.end - seg.start - restart).max(0.0);
-            if finish.is_none() {
-                let need = job.total - done;
-                if rate * run >= need - 1e-7 * job.total {
-                    finish = Some(seg.start + restart + (need / rate).min(run));
+            let pauses: Vec<(f64, f64)> = match &ef {
+                // Every round inside the segment charges the job (the first is its change).
+                Some(ef) => {
+                    let lo = rounds.partition_point(|&r| r < seg.start - 1e-6);
+                    let hi = rounds.partition_point(|&r| r < seg.end - 1e-6);
+                    (lo..hi)
+                        .map(|r| (rounds[r], ef.charge(r as u64, seg.gpus, &seg.nodes, &mut seen)))
+                        .collect()
                 }
-                done += rate * run;
+                None if restart > 0.0 => vec![(seg.start, restart)],
+                None => Vec::new(),
+            };
+            if ef.is_some() {
+                let paused: f64 = pauses.iter().map(|p| p.1).sum();
+                out.restart_gpu_seconds += paused.min(seg.end - seg.start) * seg.gpus as f64;
+            }
+            if finish.is_none() {
+                let (ran, fin) = paused_progress(seg.start, seg.end, &pauses, rate, job.total - done, 1e-7 * job.total);
+                finish = fin;
+                done += ran;
             }
         }
         match finish {

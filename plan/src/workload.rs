@@ -6,6 +6,7 @@ use std::sync::Arc;
 use crate::cluster::Cluster;
 use crate::error::{PlanError, Result};
 use crate::jobs::Job;
+use crate::rules::{Counts, Rules};
 use crate::throughput::{Curve, CurveCache, ThroughputTable};
 
 /// What a job's work is counted in.
@@ -51,6 +52,11 @@ impl PJob {
         best.0
     }
 
+    /// The smallest count the job may run at (1 unless only measured counts are allowed).
+    pub fn first_count(&self) -> u32 {
+        self.belief.iter().flatten().map(|c| c.first_count()).min().unwrap_or(1)
+    }
+
     pub fn belief_rate(&self, ty: u16, n: u32) -> f64 {
         self.belief[ty as usize].as_ref().map_or(0.0, |c| c.r(n))
     }
@@ -81,6 +87,7 @@ pub struct Workload {
     pub jobs: Vec<PJob>,
     pub cluster: Cluster,
     pub penalty: Penalty,
+    pub rules: Rules,
 }
 
 impl Workload {
@@ -94,9 +101,24 @@ impl Workload {
     }
 }
 
-pub fn price(jobs: &[Job], cluster: &Cluster, table: &ThroughputTable, penalty: Penalty) -> Result<Workload> {
+/// Price `jobs` on `cluster` from `table` under `rules` (which may cap each
+/// job's count, allow only measured counts and switch placement penalties off).
+pub fn price(
+    jobs: &[Job],
+    cluster: &Cluster,
+    table: &ThroughputTable,
+    penalty: Penalty,
+    rules: &Rules,
+) -> Result<Workload> {
     let mut cache = CurveCache::default();
+    let penalty = if rules.placement_penalty {
+        penalty
+    } else {
+        Penalty { node: 1.0, switch: 1.0 }
+    };
     let mut rigid_cache: std::collections::HashMap<u32, Arc<Curve>> = Default::default();
+    // Curves as the rules allow them, shared like the cache's (key: the cached curve and the cap).
+    let mut restricted: std::collections::HashMap<(usize, u32), Option<Arc<Curve>>> = Default::default();
     let ntypes = cluster.gpu_types.len();
     let mut out = Vec::with_capacity(jobs.len());
     for job in jobs {
@@ -113,12 +135,17 @@ pub fn price(jobs: &[Job], cluster: &Cluster, table: &ThroughputTable, penalty: 
             }
             None => vec![true; ntypes],
         };
+        let rule_cap = rules.cap(job.job_type.as_deref(), job.batch_size);
         let priced: Vec<Option<Arc<Curve>>> = (0..ntypes)
             .map(|t| {
                 let jt = job.job_type.as_deref()?;
-                allowed[t]
+                let c = allowed[t]
                     .then(|| cache.get(table, jt, t as u16, &cluster.gpu_types[t], job.batch_size))
-                    .flatten()
+                    .flatten()?;
+                restricted
+                    .entry((Arc::as_ptr(&c) as usize, rule_cap))
+                    .or_insert_with(|| restrict(&c, rule_cap, rules))
+                    .clone()
             })
             .collect();
         let any_priced = priced.iter().any(Option::is_some);
@@ -167,6 +194,12 @@ pub fn price(jobs: &[Job], cluster: &Cluster, table: &ThroughputTable, penalty: 
                 cluster.describe()
             )));
         }
+        // The request, as a count the rules allow.
+        let req = truth
+            .iter()
+            .flatten()
+            .next()
+            .map_or(job.gpus, |c| c.floor_count(job.gpus.min(cap).min(rule_cap)));
         out.push(PJob {
             id: job.id.clone(),
             submit: job.submit,
@@ -174,7 +207,7 @@ pub fn price(jobs: &[Job], cluster: &Cluster, table: &ThroughputTable, penalty: 
             priority: job.priority,
             total,
             unit,
-            req: job.gpus.min(cap),
+            req,
             elastic,
             job_type: job.job_type.clone(),
             batch_size: job.batch_size,
@@ -186,5 +219,15 @@ pub fn price(jobs: &[Job], cluster: &Cluster, table: &ThroughputTable, penalty: 
         jobs: out,
         cluster: cluster.clone(),
         penalty,
+        rules: rules.clone(),
     })
+}
+
+/// `c` as the rules allow it: counts above `cap` dropped, only measured counts when asked.
+pub fn restrict(c: &Arc<Curve>, cap: u32, rules: &Rules) -> Option<Arc<Curve>> {
+    let discrete = rules.counts == Counts::Measured;
+    if cap == u32::MAX && !discrete {
+        return Some(c.clone());
+    }
+    c.restricted(cap, discrete).map(Arc::new)
 }

@@ -4,6 +4,7 @@ use tracecast_plan::cluster::{Cluster, NodeGroup};
 use tracecast_plan::jobs::Job;
 use tracecast_plan::perturb::{ErrorDist, perturb};
 use tracecast_plan::planner::{Objective, PlannerConfig};
+use tracecast_plan::rules::Rules;
 use tracecast_plan::throughput::{Point, ThroughputTable};
 use tracecast_plan::verify::verify;
 use tracecast_plan::workload::{Penalty, Workload, price};
@@ -74,6 +75,7 @@ fn a_lone_elastic_job_grows_to_its_fastest_count() {
         &cluster(&[("A100", 2, 8)]),
         &table(&[("m", "A100", CURVE)]),
         Penalty::default(),
+        &Rules::default(),
     )
     .unwrap();
     let r = run(&w, "plan-jct", &PlannerConfig::default());
@@ -105,6 +107,7 @@ fn elastic_job_then_rigid_arrival() -> Workload {
         &cluster(&[("A100", 2, 8)]),
         &table(&[("m", "A100", CURVE)]),
         Penalty::default(),
+        &Rules::default(),
     )
     .unwrap()
 }
@@ -142,6 +145,7 @@ fn shortest_remaining_work_goes_first_and_fifo_keeps_arrival_order() {
         &cluster(&[("A100", 2, 8)]),
         &table(&[("m", "A100", CURVE)]),
         Penalty::default(),
+        &Rules::default(),
     )
     .unwrap();
     let plan = run(&w, "plan-jct", &PlannerConfig::default());
@@ -168,7 +172,7 @@ fn slower_gpu_types_are_used_only_where_the_ratio_allows() {
             job("first", 0.0, "good", 1_000.0, 8, false),
             job("second", 0.0, other, 100_000.0, 8, false),
         ];
-        let w = price(&jobs, &c, &t, Penalty::default()).unwrap();
+        let w = price(&jobs, &c, &t, Penalty::default(), &Rules::default()).unwrap();
         let r = run(&w, "plan-jct", &PlannerConfig::default());
         let ty = r.schedule.segments[1][0].ty;
         assert_eq!(w.cluster.gpu_types[ty as usize] == "T4", expect_t4, "{other}");
@@ -189,6 +193,7 @@ fn deadline_planning_admits_what_fits_and_meets_more_deadlines_than_edf() {
         &cluster(&[("A100", 2, 8)]),
         &table(&[("m", "A100", CURVE)]),
         Penalty::default(),
+        &Rules::default(),
     )
     .unwrap();
     let plan = run(
@@ -224,6 +229,7 @@ fn a_belief_without_error_plans_exactly_like_the_truth() {
         &cluster(&[("A100", 2, 8)]),
         &table(&[("m", "A100", CURVE)]),
         Penalty::default(),
+        &Rules::default(),
     )
     .unwrap();
     let cfg = PlannerConfig::default();
@@ -242,6 +248,7 @@ fn verify_rejects_a_rigid_job_whose_count_changes() {
         &cluster(&[("A100", 2, 8)]),
         &table(&[("m", "A100", CURVE)]),
         Penalty::default(),
+        &Rules::default(),
     )
     .unwrap();
     let mut s = run(&w, "fifo", &PlannerConfig::default()).schedule;
@@ -279,6 +286,7 @@ fn policy_names_stay_unique_without_elastic_scaling() {
         &cluster(&[("A100", 1, 8)]),
         &table(&[("m", "A100", CURVE)]),
         Penalty::default(),
+        &Rules::default(),
     )
     .unwrap();
     let cfg = PlannerConfig {
@@ -314,7 +322,7 @@ fn every_policy_finishes_a_mixed_workload_with_valid_schedules() {
     for (i, j) in jobs.iter_mut().enumerate().filter(|(i, _)| i % 5 == 0) {
         j.deadline = Some(j.submit + 600.0 * (1 + i % 4) as f64);
     }
-    let w = price(&jobs, &c, &t, Penalty::default()).unwrap();
+    let w = price(&jobs, &c, &t, Penalty::default(), &Rules::default()).unwrap();
     // No job can finish sooner than its work at its fastest true rate on any type and count.
     let min_run: Vec<f64> = w
         .jobs
@@ -343,4 +351,78 @@ fn every_policy_finishes_a_mixed_workload_with_valid_schedules() {
             "{p}"
         );
     }
+}
+
+/// Deadline jobs on 8 GPUs under ElasticFlow's rules: counts 1, 2, 4, 8 only.
+fn elasticflow_workload() -> Workload {
+    let with_deadline = |id: &str, submit: f64, iters: f64, deadline: f64| Job {
+        deadline: Some(deadline),
+        ..job(id, submit, "m", iters, 1, true)
+    };
+    let jobs = [
+        // 30,000 iterations in 1,000 s: needs 4 GPUs (36/s) all along.
+        with_deadline("a", 0.0, 30_000.0, 1_000.0),
+        with_deadline("b", 0.0, 30_000.0, 1_000.0),
+        // A third like them cannot fit beside a and b: rejected.
+        with_deadline("c", 0.0, 30_000.0, 1_000.0),
+        // Loose: admitted, runs on what is left.
+        with_deadline("d", 10.0, 5_000.0, 100_000.0),
+    ];
+    price(
+        &jobs,
+        &cluster(&[("A100", 1, 8)]),
+        &table(&[("m", "A100", &[(1, 10.0), (2, 19.0), (4, 36.0), (8, 60.0), (3, 27.0)])]),
+        Penalty::default(),
+        &Rules::elasticflow(),
+    )
+    .unwrap()
+}
+
+#[test]
+fn elasticflow_rules_reject_measured_counts_rounds_and_overheads() {
+    let w = elasticflow_workload();
+    // The 3-GPU figure is a measurement too; the rules cap `m` at its batch size (64).
+    let cfg = PlannerConfig {
+        objective: Objective::Deadline,
+        ..Default::default()
+    };
+    let r = run(&w, "plan-deadline", &cfg);
+    assert_eq!(r.replay.rejected, vec![false, false, true, false]);
+    assert!(r.schedule.segments[2].is_empty());
+    assert_eq!(r.metrics.rejected, 1);
+    assert_eq!(r.metrics.deadline_hit_rate, Some(0.75));
+    assert_eq!(r.metrics.unmeasured_gpu_share, 0.0);
+    // Rounds are at least 60 s apart: d's arrival at 10 s waits for the round at 60 s.
+    assert!(r.schedule.rounds.windows(2).all(|p| p[1] - p[0] >= 60.0 - 1e-9));
+    assert_eq!(r.schedule.rounds[..2], [0.0, 60.0]);
+    // Every round charges the jobs holding GPUs: a's first round 2 + 2 (log2 4 + 1) s.
+    assert_eq!(r.schedule.segments[0][0].restart, 8.0);
+    // JCTs cover the jobs that ran.
+    let ran: Vec<f64> = [0, 1, 3]
+        .iter()
+        .map(|&j| r.replay.finish[j] - w.jobs[j].submit)
+        .collect();
+    assert!((r.metrics.avg_jct_s - ran.iter().sum::<f64>() / 3.0).abs() < 1e-6);
+
+    // The verifier recomputes the overheads: a segment stretched to a 5-GPU count fails.
+    let mut s = r.schedule.clone();
+    s.segments[0][0].gpus = 5;
+    s.segments[0][0].nodes = vec![(0, 5)];
+    let e = verify(&s, &w, 0.0).unwrap_err().to_string();
+    assert!(e.contains("5 GPUs is not a count the throughput table measured"), "{e}");
+    // A change between rounds fails.
+    let mut s = r.schedule.clone();
+    s.segments[3][0].start = 30.0;
+    let e = verify(&s, &w, 0.0).unwrap_err().to_string();
+    assert!(e.contains("between decision rounds"), "{e}");
+    // Rejection is not allowed under tracecast's own rules.
+    let simple = Workload {
+        rules: Rules::default(),
+        ..w.clone()
+    };
+    let mut s = r.schedule.clone();
+    s.rules = Rules::default();
+    s.rounds.clear();
+    let e = verify(&s, &simple, 0.0).unwrap_err().to_string();
+    assert!(e.contains("rules `simple` do not allow"), "{e}");
 }

@@ -8,11 +8,11 @@ use crate::column::{ColType::*, TableDef, opt, req};
 /// `format` field of `schedule.json`.
 pub const SCHEDULE_FORMAT: &str = "tracecast.schedule";
 /// Version of `schedule.json`: bump when a field is added, removed or changes meaning.
-pub const SCHEDULE_VERSION: u32 = 1;
+pub const SCHEDULE_VERSION: u32 = 2;
 /// `format` field of `metrics.json`.
 pub const METRICS_FORMAT: &str = "tracecast.metrics";
 /// Version of `metrics.json`.
-pub const METRICS_VERSION: u32 = 1;
+pub const METRICS_VERSION: u32 = 2;
 /// Version of the cluster TOML (`version = 1` at its top; optional).
 pub const CLUSTER_TOML_VERSION: u32 = 1;
 
@@ -156,4 +156,40 @@ pub const SCHEDULE_SEGMENTS: TableDef = TableDef {
     ],
 };
 
-pub const TABLES: &[&TableDef] = &[&JOBS, &THROUGHPUT, &SCHEDULE_SEGMENTS];
+pub const SCHEDULE_JOBS: TableDef = TableDef {
+    name: "plan_schedule_jobs",
+    version: 1,
+    doc: "`jobs.csv`, written beside `schedule.json`: one row per job with its outcome as the verifier replayed it \
+          (the per-job input of metrics; `bench/plan/ef_metrics.py` reads it and ElasticFlow's `job.csv` alike).",
+    columns: &[
+        req("job_id", Utf8, "", "The job."),
+        req(
+            "submit_s",
+            Float64,
+            "s",
+            "Submission time, seconds from the trace start.",
+        ),
+        opt("deadline_s", Float64, "s", "Absolute deadline, when the job has one."),
+        req(
+            "status",
+            Utf8,
+            "",
+            "`done`, or `rejected` (admission control refused it: it never ran; a missed deadline).",
+        ),
+        opt(
+            "first_start_s",
+            Float64,
+            "s",
+            "When the job first held GPUs; null when rejected.",
+        ),
+        opt("finish_s", Float64, "s", "When its work was done; null when rejected."),
+        opt(
+            "release_s",
+            Float64,
+            "s",
+            "When it handed its GPUs back (the end of its last segment; later than `finish_s` when decisions come in rounds).",
+        ),
+    ],
+};
+
+pub const TABLES: &[&TableDef] = &[&JOBS, &THROUGHPUT, &SCHEDULE_SEGMENTS, &SCHEDULE_JOBS];

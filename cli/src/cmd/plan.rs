@@ -7,6 +7,7 @@ use tracecast_plan::Inputs;
 use tracecast_plan::perturb::ErrorDist;
 use tracecast_plan::planner::{Objective, PlannerConfig};
 use tracecast_plan::request::{Belief, PlanRequest, plan};
+use tracecast_plan::rules::Rules;
 use tracecast_plan::workload::Penalty;
 
 /// Plan a cluster schedule: job order, elastic GPU counts over time, placement.
@@ -100,6 +101,30 @@ pub struct InputArgs {
     /// Further factor for a job spread over more switches than needed.
     #[arg(long, default_value_t = 0.9)]
     pub switch_penalty: f64,
+    /// The rules to plan, simulate and verify under. `simple`: any GPU count
+    /// (interpolated between measured ones), --restart-s per change, every job
+    /// runs, placement penalties. `elasticflow`: ElasticFlow's simulator's
+    /// rules: only measured counts, capped per model as ElasticFlow caps them;
+    /// decisions in rounds at least 60 s apart; ElasticFlow's overhead formula
+    /// every round instead of --restart-s; deadline jobs that admission control
+    /// refuses never run and count as missed; no placement penalty.
+    #[arg(long, value_enum, default_value_t = RulesArg::Simple)]
+    pub rules: RulesArg,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum RulesArg {
+    Simple,
+    Elasticflow,
+}
+
+impl RulesArg {
+    pub fn rules(self) -> Rules {
+        match self {
+            RulesArg::Simple => Rules::default(),
+            RulesArg::Elasticflow => Rules::elasticflow(),
+        }
+    }
 }
 
 /// Knobs of the planner (defaults in brackets are what the benchmarks use).
@@ -108,7 +133,8 @@ pub struct InputArgs {
 #[derive(Args)]
 pub struct PlannerArgs {
     /// Seconds a job makes no progress after its GPU count, type or nodes change
-    /// (checkpoint-restart cost; `simulate --schedule` replays with it too).
+    /// (checkpoint-restart cost; `simulate --schedule` replays with it too;
+    /// `--rules elasticflow` charges ElasticFlow's formula instead).
     #[arg(long, default_value_t = 30.0)]
     pub restart_s: f64,
     /// A job that has waited this many seconds is served before all others [default: 86400].
@@ -142,6 +168,7 @@ impl InputArgs {
             &self.throughput,
             self.gpu_type.as_deref(),
             penalty,
+            &self.rules.rules(),
         )?;
         if !inputs.skipped.is_empty() {
             tracing::warn!(
@@ -180,7 +207,8 @@ pub fn describe_inputs(args: &InputArgs, inputs: &Inputs) -> String {
     format!(
         "jobs:       {} ({} format: {} elastic, {} rigid, {} with deadlines) from {}\n\
          cluster:    {} from {}\n\
-         throughput: {} figures, job types {}, GPU types {} from {}",
+         throughput: {} figures, job types {}, GPU types {} from {}\n\
+         rules:      {}",
         w.jobs.len(),
         inputs.job_format.name(),
         elastic,
@@ -193,6 +221,7 @@ pub fn describe_inputs(args: &InputArgs, inputs: &Inputs) -> String {
         inputs.table.job_types().join(","),
         inputs.table.gpu_type_names.join(","),
         inputs.table.sources.join(" + "),
+        w.rules.name,
     )
 }
 
@@ -250,9 +279,16 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
     );
     if let Some(r) = m.deadline_hit_rate {
         println!(
-            "  deadlines met: {:.1}% of {} jobs with one",
+            "  deadlines met: {:.1}% of {} jobs with one ({} rejected by admission control, counted as missed; JCTs cover the jobs that ran)",
             r * 100.0,
-            m.deadline_jobs
+            m.deadline_jobs,
+            m.rejected
+        );
+    }
+    if m.unmeasured_gpu_share > 0.0 {
+        println!(
+            "  {:.1}% of the GPU-time at counts the throughput table did not measure (interpolated)",
+            m.unmeasured_gpu_share * 100.0
         );
     }
     println!(

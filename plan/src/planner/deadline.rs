@@ -1,10 +1,11 @@
 //! Deadline objective: admission control and the fewest GPUs that meet a deadline.
 //!
-//! A job with a deadline is admitted on arrival if, together with the admitted
-//! jobs still running, every deadline prefix (earliest-deadline-first) fits:
-//! for each admitted deadline D, the GPU-time the jobs due by D need at their
-//! fewest sufficient counts is at most the cluster's GPUs x (D - now). Jobs
-//! not admitted, and admitted jobs that can no longer make it, run best-effort.
+//! A job with a deadline is admitted on arrival if a plan of it and the
+//! admitted jobs still active, earliest deadline first, each at the fewest
+//! GPUs that meet its deadline on what the earlier ones leave free over time,
+//! meets every deadline. Jobs not admitted run best effort, or, under rules
+//! that allow it, are rejected; admitted jobs that can no longer make it run
+//! best effort.
 
 use crate::simulator::Ctx;
 use crate::throughput::Curve;
@@ -20,6 +21,9 @@ pub fn min_count(curve: &Curve, rem: f64, slack: f64, restart: f64) -> Option<u3
     let best = curve.best_count();
     if curve.r(best) < need {
         return None;
+    }
+    if curve.discrete {
+        return curve.counts_up_to(best).find(|&g| curve.r(g) >= need);
     }
     // Throughput rises up to `best`: binary search the first count that suffices.
     let (mut lo, mut hi) = (1u32, best);
@@ -71,61 +75,191 @@ pub fn still_possible(job: &PJob, rem: f64, slack: f64) -> bool {
         .any(|c| min_count(c, rem, slack, 0.0).is_some())
 }
 
-/// Decide admission for jobs seen for the first time.
-pub fn admit_new(ctx: &Ctx<'_>, admitted: &mut [Option<bool>], restart_s: f64) {
-    let now = ctx.now;
-    let total: f64 = ctx.w.cluster.total_gpus() as f64;
-    // (deadline, GPU-seconds needed) of admitted jobs still active.
-    let need = |j: usize| -> Option<(f64, f64)> {
-        let job = &ctx.w.jobs[j];
-        let d = job.deadline?;
-        let rem = ctx.st[j].remaining(now);
-        let restart = if ctx.st[j].started && ctx.st[j].alloc.is_none() {
-            restart_s
-        } else {
-            0.0
+/// What admission planning assumes about time lost to changes and rounds.
+#[derive(Clone, Copy)]
+pub struct Costs {
+    /// The flat restart cost.
+    pub restart_s: f64,
+    /// Share of the throughput lost to per-round charges (0 under flat rules).
+    pub derate: f64,
+    /// ElasticFlow's overhead formula applies (`restart_s` is then ignored).
+    pub ef: Option<crate::rules::EfOverhead>,
+    /// Share of the slack kept in reserve.
+    pub margin: f64,
+}
+
+impl Costs {
+    /// Seconds a (re)start to `gpus` GPUs costs.
+    pub fn change_cost(&self, gpus: u32) -> f64 {
+        self.ef.map_or(self.restart_s, |ef| ef.change_cost(gpus))
+    }
+}
+
+/// Free GPUs of one type from `now` on, as steps `(from, free)`; the last lasts forever.
+#[derive(Clone)]
+struct Profile {
+    steps: Vec<(f64, u32)>,
+}
+
+impl Profile {
+    fn new(now: f64, gpus: u32) -> Profile {
+        Profile {
+            steps: vec![(now, gpus)],
+        }
+    }
+
+    /// Run `rem` work at up to `g` GPUs (as many as are free, at a count the
+    /// curve allows) from the start until it is done; if that is by `due`, take
+    /// those GPUs and return true.
+    fn take(&mut self, curve: &Curve, g: u32, rem: f64, due: f64, derate: f64) -> bool {
+        let at = |free: u32| -> u32 {
+            let n = g.min(free);
+            if n < curve.first_count() {
+                0
+            } else {
+                curve.floor_count(n)
+            }
         };
-        job.belief
+        let mut left = rem;
+        let mut finish = None;
+        for (i, &(from, free)) in self.steps.iter().enumerate() {
+            if from >= due {
+                break;
+            }
+            let to = self.steps.get(i + 1).map_or(due, |s| s.0.min(due));
+            let a = at(free);
+            if a == 0 {
+                continue;
+            }
+            let rate = curve.r(a) * derate;
+            if rate * (to - from) >= left {
+                finish = Some((i, from + left / rate));
+                break;
+            }
+            left -= rate * (to - from);
+        }
+        let Some((last, end)) = finish else {
+            return false;
+        };
+        // Split the step the job ends in, then take the GPUs up to `end`.
+        let next = self.steps.get(last + 1).map(|s| s.0);
+        if next != Some(end) && end > self.steps[last].0 {
+            self.steps.insert(last + 1, (end, self.steps[last].1));
+        }
+        for step in &mut self.steps[..=last] {
+            if step.0 < end {
+                step.1 -= at(step.1);
+            }
+        }
+        true
+    }
+}
+
+/// A deadline job as admission plans it.
+struct Demand {
+    j: usize,
+    deadline: f64,
+    rem: f64,
+    /// Seconds lost before it can run (a restart), counted against its slack.
+    delay: f64,
+}
+
+/// Plan `jobs` earliest deadline first, each at the fewest GPUs that meet its
+/// deadline with the GPUs the earlier ones left; the jobs that cannot.
+fn plan_edf(ctx: &Ctx<'_>, jobs: &mut [Demand], costs: &Costs) -> Vec<usize> {
+    jobs.sort_by(|a, b| a.deadline.total_cmp(&b.deadline).then(a.j.cmp(&b.j)));
+    let now = ctx.now;
+    let mut profiles: Vec<Profile> = ctx.w.cluster.capacity.iter().map(|&g| Profile::new(now, g)).collect();
+    let mut failed = Vec::new();
+    for d in jobs.iter() {
+        let job = &ctx.w.jobs[d.j];
+        let due = now + (d.deadline - now) * (1.0 - costs.margin) - d.delay;
+        let mut placed = false;
+        // Types fastest first at the job's request.
+        let mut types: Vec<(usize, &Curve)> = job
+            .belief
             .iter()
             .enumerate()
-            .filter_map(|(t, c)| {
-                let c = c.as_ref()?;
-                let g = min_count(c, rem, d - now, restart)?;
-                (g <= ctx.w.cluster.capacity[t]).then(|| g as f64 * (restart + rem / c.r(g)))
-            })
-            .min_by(f64::total_cmp)
-            .map(|gs| (d, gs))
+            .filter_map(|(t, c)| c.as_deref().map(|c| (t, c)))
+            .collect();
+        types.sort_by(|a, b| b.1.r(job.req).total_cmp(&a.1.r(job.req)));
+        'types: for (t, c) in types {
+            for g in c.counts_up_to(c.best_count().min(ctx.w.cluster.capacity[t])) {
+                let mut trial = profiles[t].clone();
+                if trial.take(c, g, d.rem, due, 1.0 - costs.derate) {
+                    profiles[t] = trial;
+                    placed = true;
+                    break 'types;
+                }
+            }
+        }
+        if !placed {
+            failed.push(d.j);
+        }
+    }
+    failed
+}
+
+/// Decide admission for jobs seen for the first time: a job is admitted when
+/// every admitted job that could still make its deadline still can with it
+/// (planned earliest deadline first on the free GPUs over time, at counts the
+/// rules allow). Newcomers are tried smallest first. Returns the newcomers
+/// with a deadline that were not admitted.
+pub fn admit_new(ctx: &Ctx<'_>, admitted: &mut [Option<bool>], costs: &Costs) -> Vec<usize> {
+    let now = ctx.now;
+    let demand = |j: usize| -> Option<Demand> {
+        let job = &ctx.w.jobs[j];
+        let s = &ctx.st[j];
+        let delay = match s.alloc {
+            Some(_) => 0.0,
+            None => costs.change_cost(job.req),
+        };
+        Some(Demand {
+            j,
+            deadline: job.deadline?,
+            rem: s.remaining(now),
+            delay,
+        })
     };
-    let mut committed: Option<Vec<(f64, f64)>> = None;
+    let mut newcomers: Vec<(f64, usize)> = Vec::new();
     for &j in ctx.active {
         if admitted[j].is_some() {
             continue;
         }
-        let Some(mine) = need(j) else {
-            // No deadline, or one no allocation can meet.
+        if ctx.w.jobs[j].deadline.is_none() {
             admitted[j] = Some(false);
             continue;
-        };
-        let list = committed.get_or_insert_with(|| {
-            ctx.active
-                .iter()
-                .filter(|&&i| admitted[i] == Some(true))
-                .filter_map(|&i| need(i))
-                .collect()
-        });
-        let mut trial = list.clone();
-        trial.push(mine);
-        trial.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let mut sum = 0.0;
-        let ok = trial.iter().all(|&(d, gs)| {
-            sum += gs;
-            sum <= total * (d - now)
-        });
+        }
+        // Smallest first: GPU-seconds at the request on its best type.
+        let job = &ctx.w.jobs[j];
+        let r = job.belief_rate(job.best_type(job.req), job.req).max(1e-12);
+        newcomers.push((ctx.st[j].remaining(now) / r * job.req as f64, j));
+    }
+    if newcomers.is_empty() {
+        return Vec::new();
+    }
+    newcomers.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut kept: Vec<Demand> = ctx
+        .active
+        .iter()
+        .filter(|&&i| admitted[i] == Some(true))
+        .filter_map(|&i| demand(i))
+        .collect();
+    // Admitted jobs that cannot make it any more do not block newcomers.
+    let doomed = plan_edf(ctx, &mut kept, costs);
+    kept.retain(|d| !doomed.contains(&d.j));
+    let mut refused = Vec::new();
+    for (_, j) in newcomers {
+        let Some(mine) = demand(j) else { continue };
+        kept.push(mine);
+        let ok = plan_edf(ctx, &mut kept, costs).is_empty();
         admitted[j] = Some(ok);
-        if ok {
-            *list = trial;
+        if !ok {
+            kept.retain(|d| d.j != j);
+            refused.push(j);
         }
     }
+    refused
 }
 
 #[cfg(test)]

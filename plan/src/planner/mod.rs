@@ -27,6 +27,7 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use crate::policies::pick_type;
+use crate::rules::{Admission, EfOverhead, Overhead};
 use crate::simulator::{Alloc, Ctx, Policy};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,8 +78,12 @@ impl Default for PlannerConfig {
     }
 }
 
-/// Share of a deadline job's remaining slack kept in reserve when choosing its GPU count.
+/// Share of a deadline job's remaining slack kept in reserve (admission and
+/// GPU counts) for placement penalties and restarts the plan does not see.
 const DEADLINE_MARGIN: f64 = 0.1;
+/// The same where placement costs nothing and the overheads are modelled
+/// (ElasticFlow's rules).
+const DEADLINE_MARGIN_MODELLED: f64 = 0.03;
 
 pub struct Planner {
     cfg: PlannerConfig,
@@ -90,6 +95,10 @@ pub struct Planner {
     promoted: Vec<bool>,
     /// Deadline admission decisions (`None`: not decided yet).
     admitted: Vec<Option<bool>>,
+    /// Jobs rejected in the last round (rules that allow rejection only).
+    rejected: Vec<usize>,
+    /// What changes and rounds cost under the workload's rules.
+    costs: Option<deadline::Costs>,
 }
 
 impl Planner {
@@ -100,6 +109,8 @@ impl Planner {
             req_rate: Vec::new(),
             promoted: Vec::new(),
             admitted: Vec::new(),
+            rejected: Vec::new(),
+            costs: None,
         }
     }
 
@@ -175,7 +186,28 @@ impl Policy for Planner {
                 .iter()
                 .map(|j| j.belief_rate(j.best_type(j.req), j.req))
                 .collect();
+            let ef = (w.rules.overhead == Overhead::ElasticFlow).then(|| EfOverhead::new(w.cluster.total_gpus()));
+            // Per-round charges: the base (2 s, 7 s on 256+ GPUs) every round, rounds at least the gap apart.
+            let derate = match ef {
+                Some(_) if w.rules.round_gap_s > 0.0 => {
+                    let base = if w.cluster.total_gpus() >= 256 { 7.0 } else { 2.0 };
+                    base / w.rules.round_gap_s
+                }
+                _ => 0.0,
+            };
+            let margin = if w.rules.placement_penalty {
+                DEADLINE_MARGIN
+            } else {
+                DEADLINE_MARGIN_MODELLED
+            };
+            self.costs = Some(deadline::Costs {
+                restart_s: cfg.restart_s,
+                derate,
+                ef,
+                margin,
+            });
         }
+        let costs = self.costs.unwrap();
         let obj = cfg.objective;
         if obj != Objective::Makespan {
             for &j in ctx.active {
@@ -185,8 +217,12 @@ impl Policy for Planner {
                 }
             }
         }
+        self.rejected.clear();
         if obj == Objective::Deadline {
-            deadline::admit_new(ctx, &mut self.admitted, cfg.restart_s);
+            let refused = deadline::admit_new(ctx, &mut self.admitted, &costs);
+            if w.rules.admission == Admission::Reject {
+                self.rejected = refused;
+            }
         }
 
         // 1. Order: (class, -priority, key, job), smallest first.
@@ -194,6 +230,7 @@ impl Policy for Planner {
             .active
             .iter()
             .enumerate()
+            .filter(|&(_, j)| !self.rejected.contains(j))
             .map(|(k, &j)| {
                 let job = &w.jobs[j];
                 let s = &ctx.st[j];
@@ -234,9 +271,13 @@ impl Policy for Planner {
             let cur = ctx.st[j].alloc.map(|a| a.0);
             if class == 1 && cfg.elastic && job.elastic {
                 let rem = ctx.st[j].remaining(now);
-                let restart = if ctx.st[j].started { cfg.restart_s } else { 0.0 };
+                let restart = if ctx.st[j].started || costs.ef.is_some() {
+                    costs.change_cost(job.req)
+                } else {
+                    0.0
+                };
                 // Aim to finish with a margin: placement penalties and later restarts eat into the slack.
-                let slack = (job.deadline.unwrap() - now) * (1.0 - DEADLINE_MARGIN);
+                let slack = (job.deadline.unwrap() - now) * (1.0 - costs.margin) * (1.0 - costs.derate);
                 match deadline::fewest_gpus(job, cur, rem, slack, restart, &free) {
                     Some((t, g)) => {
                         free[t as usize] -= g;
@@ -251,7 +292,11 @@ impl Policy for Planner {
                     None => {}
                 }
             }
-            let base = if job.elastic && cfg.elastic { 1 } else { job.req };
+            let base = if job.elastic && cfg.elastic {
+                job.first_count()
+            } else {
+                job.req
+            };
             if hetero {
                 if base as u64 <= budget {
                     budget -= base as u64;
@@ -281,7 +326,11 @@ impl Policy for Planner {
             // Backfill what per-type fragmentation left, in order.
             for &(_, _, _, j, k) in &order {
                 let job = &w.jobs[j];
-                let base = if job.elastic && cfg.elastic { 1 } else { job.req };
+                let base = if job.elastic && cfg.elastic {
+                    job.first_count()
+                } else {
+                    job.req
+                };
                 if out[k].is_none()
                     && let Some(t) = pick_type(job, ctx.st[j].alloc.map(|a| a.0), base, &free, cfg.type_min_ratio)
                 {
@@ -301,9 +350,12 @@ impl Policy for Planner {
                 && t == ct
                 && cg > g
             {
-                let add = (cg - g).min(free[t as usize]);
-                free[t as usize] -= add;
-                out[k] = Some((t, g + add));
+                let mut to = g + (cg - g).min(free[t as usize]);
+                if let Some(c) = &w.jobs[j].belief[t as usize] {
+                    to = c.floor_count(to).max(g);
+                }
+                free[t as usize] -= to - g;
+                out[k] = Some((t, to));
             }
         }
         // 3b. Expansion by marginal throughput per GPU.
@@ -312,7 +364,14 @@ impl Policy for Planner {
             let job = &w.jobs[j];
             let (t, g) = cur;
             let curve = job.belief[t as usize].as_ref()?;
-            let next = curve.next_hull(g)?.min(g + free[t as usize]);
+            let mut next = curve.next_hull(g)?;
+            if next > g + free[t as usize] {
+                // Interpolating: as far as the free GPUs go; measured counts only: not at all.
+                if curve.discrete {
+                    return None;
+                }
+                next = g + free[t as usize];
+            }
             if next <= g {
                 return None;
             }
@@ -323,7 +382,7 @@ impl Policy for Planner {
             }
             let rem = ctx.st[j].remaining(now);
             // Growing a job that would otherwise run on unchanged costs a restart: only if it pays twice over.
-            if ctx.st[j].alloc == Some(cur) && rem / r0 - rem / r1 < 2.0 * cfg.restart_s {
+            if ctx.st[j].alloc == Some(cur) && rem / r0 - rem / r1 < 2.0 * costs.change_cost(next) {
                 return None;
             }
             let time = rem / r0;
@@ -354,6 +413,10 @@ impl Policy for Planner {
                 heap.push(Step { score, k });
             }
         }
+    }
+
+    fn take_rejected(&mut self) -> Vec<usize> {
+        std::mem::take(&mut self.rejected)
     }
 
     /// The next time a waiting job reaches the starvation bound.

@@ -9,6 +9,8 @@ pub struct Curve {
     cross: Vec<(u32, u32, f64)>,
     /// The batch size was not in the table (every figure is interpolated).
     pub batch_interpolated: bool,
+    /// Only the measured counts may be used (`Counts::Measured` rules).
+    pub discrete: bool,
     /// Counts on the upper concave hull of (0,0) and the points, up to the
     /// fastest point: the counts worth growing to, in increasing order.
     hull: Vec<u32>,
@@ -24,8 +26,60 @@ impl Curve {
             pts,
             cross,
             batch_interpolated,
+            discrete: false,
             hull,
         })
+    }
+
+    /// The curve with counts above `cap` dropped and, when `discrete`, only
+    /// its measured counts allowed; `None` when no count is left.
+    pub fn restricted(&self, cap: u32, discrete: bool) -> Option<Curve> {
+        let pts: Vec<(u32, f64)> = self.pts.iter().copied().filter(|p| p.0 <= cap).collect();
+        let cross = self.cross.iter().copied().filter(|c| c.0 <= cap).collect();
+        let mut c = Curve::new(pts, cross, self.batch_interpolated)?;
+        c.discrete = discrete;
+        Some(c)
+    }
+
+    /// This curve's counts with `other`'s throughputs at them (a belief on
+    /// the truth's measured counts); `None` when `other` gives none of them.
+    pub fn with_rates_of(&self, other: &Curve) -> Option<Curve> {
+        let pts = self.pts.iter().map(|&(n, _)| (n, other.r(n))).collect();
+        let mut c = Curve::new(pts, Vec::new(), other.batch_interpolated)?;
+        c.discrete = self.discrete;
+        Some(c)
+    }
+
+    /// Whether `n` GPUs is a count this curve allows without interpolating.
+    pub fn is_measured(&self, n: u32) -> bool {
+        self.pts.binary_search_by_key(&n, |p| p.0).is_ok()
+    }
+
+    /// The smallest count to run at: 1, or the smallest measured one when only those are allowed.
+    pub fn first_count(&self) -> u32 {
+        if self.discrete { self.pts[0].0 } else { 1 }
+    }
+
+    /// The largest allowed count not above `n` (the smallest allowed one when none is).
+    pub fn floor_count(&self, n: u32) -> u32 {
+        if !self.discrete {
+            return n;
+        }
+        self.pts
+            .iter()
+            .rev()
+            .map(|p| p.0)
+            .find(|&c| c <= n)
+            .unwrap_or(self.pts[0].0)
+    }
+
+    /// The counts a search may try, in increasing order, up to `max`.
+    pub fn counts_up_to(&self, max: u32) -> Box<dyn Iterator<Item = u32> + '_> {
+        if self.discrete {
+            Box::new(self.pts.iter().map(|p| p.0).take_while(move |&c| c <= max))
+        } else {
+            Box::new(1..=max)
+        }
     }
 
     /// A job known only by its run time: 1 unit of work per second at `gpus`.
@@ -83,7 +137,9 @@ impl Curve {
     pub fn scaled(&self, mut f: impl FnMut(u32) -> f64) -> Curve {
         let pts = self.pts.iter().map(|&(n, t)| (n, t * f(n))).collect();
         let cross = self.cross.iter().map(|&(n, k, t)| (n, k, t * f(n))).collect();
-        Curve::new(pts, cross, self.batch_interpolated).unwrap()
+        let mut c = Curve::new(pts, cross, self.batch_interpolated).unwrap();
+        c.discrete = self.discrete;
+        c
     }
 }
 

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# tracecast's deadline planner against ElasticFlow's own simulator, under
+# ElasticFlow's rules, on ElasticFlow's traces and cluster shapes (issue 17).
+# From the repository root:
+#
+#   bench/plan/elasticflow.sh [--all] [OUTDIR]     (default OUTDIR: target/bench-elasticflow)
+#
+# Each (trace, cluster) pair runs, in the same invocation:
+#   - ElasticFlow's simulator, unmodified, through ../shared/peers/elasticflow/run.sh,
+#     with `ef-accessctrl` (ElasticFlow) and `edf` (its EDF baseline); a run
+#     still going after EF_LIMIT seconds (default 600) is stopped and reported so;
+#   - `tracecast plan --objective deadline --rules elasticflow` on the same trace,
+#     cluster spec and A100 throughput table (../shared/cluster).
+# Both systems' metrics come from their per-job logs through one script,
+# bench/plan/ef_metrics.py. Wall times are whole processes (start-up, reading,
+# planning, verifying, writing). Writes OUTDIR/results.md and prints it.
+#
+# Pairs: 195job on n16g8 and n4g8, cluster10 on n32g8 (ElasticFlow's shape
+# for it, run_fig8b.sh) and n4g8. --all adds cluster01-09 on ElasticFlow's
+# shapes (01-03, 05, 06 on n64g8; 04, 07-09 on n128g8) and on n4g8; most of
+# ElasticFlow's runs on those take longer than EF_LIMIT.
+# Needs target/release/tracecast (or $TRACECAST), python3, GNU time, and
+# ElasticFlow's run.sh's Python 3.8-3.11 (it builds its own venv once).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ALL=0
+if [ "${1:-}" = "--all" ]; then ALL=1; shift; fi
+OUT=${1:-target/bench-elasticflow}
+T=${TRACECAST:-target/release/tracecast}
+S=../shared/cluster
+EF=../shared/peers/elasticflow/run.sh
+LIMIT=${EF_LIMIT:-600}
+[ -x "$T" ] || { echo "no $T: run 'cargo build --release -p tracecast' first" >&2; exit 1; }
+[ -x "$EF" ] || { echo "SKIP: $EF missing" >&2; exit 1; }
+mkdir -p "$OUT"
+
+PAIRS=(195job:n16g8 195job:n4g8 cluster10:n32g8 cluster10:n4g8)
+if [ "$ALL" = 1 ]; then
+  for i in 01 02 03 05 06; do PAIRS+=(cluster$i:n64g8 cluster$i:n4g8); done
+  for i in 04 07 08 09; do PAIRS+=(cluster$i:n128g8 cluster$i:n4g8); done
+fi
+
+rows=()
+for pair in "${PAIRS[@]}"; do
+  trace=${pair%%:*}; spec=${pair##*:}
+  jobs=$S/elasticflow-itp/$trace.csv
+  d=$OUT/${trace}_$spec
+  mkdir -p "$d"
+  echo "== $trace on $spec" >&2
+  t0=$(date +%s%N)
+  "$T" plan --jobs "$jobs" --cluster "$S/cluster_specs/$spec.csv" --throughput "$S/throughputs/A100" \
+    --objective deadline --rules elasticflow --out "$d/tracecast" > "$d/tracecast.out"
+  t1=$(date +%s%N)
+  rows+=("$trace $spec tracecast plan-deadline $d/tracecast $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", (b - a) / 1e9 }')")
+  for sched in ef-accessctrl edf; do
+    EF_TIMEOUT=$LIMIT "$EF" "$jobs" "$spec" "$sched" "$d/$sched" > "$d/$sched.line" 2> "$d/$sched.err" || true
+    tail -n 1 "$d/$sched.line" >&2
+    rows+=("$trace $spec elasticflow $sched $d/$sched -")
+  done
+done
+
+python3 - "$OUT" "$LIMIT" "${rows[@]}" > "$OUT/results.md" <<'PY'
+import json, os, subprocess, sys
+out, limit, rows = sys.argv[1], sys.argv[2], sys.argv[3:]
+S = "../shared/cluster"
+def metrics(trace, system, d):
+    r = subprocess.run([sys.executable, "bench/plan/ef_metrics.py", f"{S}/elasticflow-itp/{trace}.csv", system, d],
+                       check=True, capture_output=True, text=True)
+    return json.loads(r.stdout)
+def f(v, fmt):
+    return "-" if v is None else fmt.format(v)
+print(f"Deadlines met: a job's logged end (ElasticFlow's `end_time`, tracecast's GPU release) by its deadline;")
+print(f"rejected jobs count as missed. Avg JCT over the jobs that ran. Own count: each system's own figure.")
+print(f"ElasticFlow runs stopped after {limit} s are marked *stopped*, their figures so far.\n")
+print("| trace | cluster | system | schedule | deadlines met | own count | avg JCT (h) | makespan (h) | wall (s) | unmeasured GPU-time | ElasticFlow wall / tracecast wall |")
+print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+tc_wall = {}
+for row in rows:
+    trace, spec, system, sched, d, wall = row.split(" ")
+    m = metrics(trace, system, d)
+    note, ratio = "", "-"
+    if system == "tracecast":
+        wall = float(wall)
+        tc_wall[(trace, spec)] = wall
+    else:
+        s = json.load(open(os.path.join(d, "summary.json"))) if os.path.exists(os.path.join(d, "summary.json")) else {}
+        wall = s.get("wall_s")
+        if not m["finished"]:
+            note = f" *stopped* ({s.get('status', 'failed')}, {m['completed']} of {m['jobs']} done)"
+        tw = tc_wall.get((trace, spec))
+        if wall is not None and tw:
+            ratio = f"{wall / tw:,.0f}x" + ("+" if not m["finished"] else "")
+    print(f"| {trace} | {spec} | {system} | {sched}{note} | {m['deadline_met_pct']:.1f}% | "
+          f"{f(m['own_deadline_met_pct'], '{:.1f}%')} | {f(m['avg_jct_h'], '{:.2f}')} | {f(m['makespan_h'], '{:.1f}')} | "
+          f"{f(wall, '{:.3f}')} | {f(m['unmeasured_gpu_share'], '{:.1%}')} | {ratio} |")
+PY
+cat "$OUT/results.md"
