@@ -3,7 +3,8 @@
 # ElasticFlow's rules, on ElasticFlow's traces and cluster shapes (issue 17).
 # From the repository root:
 #
-#   bench/plan/elasticflow.sh [--all] [OUTDIR]     (default OUTDIR: target/bench-elasticflow)
+#   bench/plan/elasticflow.sh [--all | --pairs "TRACE:SPEC ..."] [OUTDIR]
+#                                  (default OUTDIR: target/bench-elasticflow)
 #
 # Each (trace, cluster) pair runs, in the same invocation:
 #   - ElasticFlow's simulator, unmodified, through ../shared/peers/elasticflow/run.sh,
@@ -13,7 +14,9 @@
 #     cluster spec and A100 throughput table (../shared/cluster).
 # Both systems' metrics come from their per-job logs through one script,
 # bench/plan/ef_metrics.py. Wall times are whole processes (start-up, reading,
-# planning, verifying, writing). Writes OUTDIR/results.md and prints it.
+# planning, verifying, writing). Writes OUTDIR/results.md, a row per run of
+# every pair run into OUTDIR so far (later runs of a pair replace earlier
+# ones), and prints it.
 #
 # Pairs: 195job on n16g8 and n4g8, cluster10 on n32g8 (ElasticFlow's shape
 # for it, run_fig8b.sh) and n4g8. --all adds cluster01-09 on ElasticFlow's
@@ -24,7 +27,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ALL=0
-if [ "${1:-}" = "--all" ]; then ALL=1; shift; fi
+PAIRS=(195job:n16g8 195job:n4g8 cluster10:n32g8 cluster10:n4g8)
+case "${1:-}" in
+  --all) ALL=1; shift ;;
+  --pairs) read -r -a PAIRS <<< "$2"; shift 2 ;;
+esac
 OUT=${1:-target/bench-elasticflow}
 T=${TRACECAST:-target/release/tracecast}
 S=../shared/cluster
@@ -34,34 +41,40 @@ LIMIT=${EF_LIMIT:-600}
 [ -x "$EF" ] || { echo "SKIP: $EF missing" >&2; exit 1; }
 mkdir -p "$OUT"
 
-PAIRS=(195job:n16g8 195job:n4g8 cluster10:n32g8 cluster10:n4g8)
 if [ "$ALL" = 1 ]; then
   for i in 01 02 03 05 06; do PAIRS+=(cluster$i:n64g8 cluster$i:n4g8); done
   for i in 04 07 08 09; do PAIRS+=(cluster$i:n128g8 cluster$i:n4g8); done
 fi
 
-rows=()
+touch "$OUT/rows.txt"
+row() {  # trace spec system schedule dir wall: replaces the pair's earlier row for that schedule
+  grep -v "^$1 $2 $3 $4 " "$OUT/rows.txt" > "$OUT/rows.tmp" || true
+  echo "$*" >> "$OUT/rows.tmp"
+  mv "$OUT/rows.tmp" "$OUT/rows.txt"
+}
 for pair in "${PAIRS[@]}"; do
   trace=${pair%%:*}; spec=${pair##*:}
   jobs=$S/elasticflow-itp/$trace.csv
   d=$OUT/${trace}_$spec
   mkdir -p "$d"
   echo "== $trace on $spec" >&2
-  t0=$(date +%s%N)
-  "$T" plan --jobs "$jobs" --cluster "$S/cluster_specs/$spec.csv" --throughput "$S/throughputs/A100" \
-    --objective deadline --rules elasticflow --out "$d/tracecast" > "$d/tracecast.out"
-  t1=$(date +%s%N)
-  rows+=("$trace $spec tracecast plan-deadline $d/tracecast $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.4f", (b - a) / 1e9 }')")
+  wall=$(python3 bench/plan/walltime.py "$d/tracecast.out" "$T" plan --jobs "$jobs" \
+    --cluster "$S/cluster_specs/$spec.csv" --throughput "$S/throughputs/A100" \
+    --objective deadline --rules elasticflow --out "$d/tracecast")
+  row "$trace" "$spec" tracecast plan-deadline "$d/tracecast" "$wall"
   for sched in ef-accessctrl edf; do
     EF_TIMEOUT=$LIMIT "$EF" "$jobs" "$spec" "$sched" "$d/$sched" > "$d/$sched.line" 2> "$d/$sched.err" || true
     tail -n 1 "$d/$sched.line" >&2
-    rows+=("$trace $spec elasticflow $sched $d/$sched -")
+    row "$trace" "$spec" elasticflow "$sched" "$d/$sched" -
   done
 done
 
-python3 - "$OUT" "$LIMIT" "${rows[@]}" > "$OUT/results.md" <<'PY'
+python3 - "$OUT" "$LIMIT" > "$OUT/results.md" <<'PY'
 import json, os, subprocess, sys
-out, limit, rows = sys.argv[1], sys.argv[2], sys.argv[3:]
+out, limit = sys.argv[1], sys.argv[2]
+order = {"tracecast": 0, "ef-accessctrl": 1, "edf": 2}
+rows = [l.split() for l in open(os.path.join(out, "rows.txt")) if l.strip()]
+rows.sort(key=lambda r: (r[0], -int(r[1][1:r[1].index("g")]), order.get(r[3], order.get(r[2], 9))))
 S = "../shared/cluster"
 def metrics(trace, system, d):
     r = subprocess.run([sys.executable, "bench/plan/ef_metrics.py", f"{S}/elasticflow-itp/{trace}.csv", system, d],
@@ -75,8 +88,7 @@ print(f"ElasticFlow runs stopped after {limit} s are marked *stopped*, their fig
 print("| trace | cluster | system | schedule | deadlines met | own count | avg JCT (h) | makespan (h) | wall (s) | unmeasured GPU-time | ElasticFlow wall / tracecast wall |")
 print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
 tc_wall = {}
-for row in rows:
-    trace, spec, system, sched, d, wall = row.split(" ")
+for trace, spec, system, sched, d, wall in rows:
     m = metrics(trace, system, d)
     note, ratio = "", "-"
     if system == "tracecast":

@@ -3,7 +3,7 @@
 //! policies' GPU-type choice, so the policies cannot name the planner).
 
 use crate::planner::{Objective, Planner, PlannerConfig};
-use crate::policies::{Edf, Fifo, SjfOracle, Tiresias};
+use crate::policies::{Edf, EdfElastic, Fifo, SjfOracle, Tiresias};
 use crate::simulator::Policy;
 
 /// Every policy name `by_name` knows: the planner's three objectives, then the baselines.
@@ -15,10 +15,11 @@ pub const POLICIES: &[&str] = &[
     "sjf-oracle",
     "tiresias",
     "edf",
+    "edf-elastic",
     "fixed",
 ];
 /// The baselines reported beside the planner.
-pub const BASELINES: &[&str] = &["fifo", "sjf-oracle", "tiresias", "edf", "fixed"];
+pub const BASELINES: &[&str] = &["fifo", "sjf-oracle", "tiresias", "edf", "edf-elastic", "fixed"];
 
 /// A policy by name; planner policies take `cfg` (its objective is overridden by the name).
 pub fn by_name(name: &str, cfg: &PlannerConfig) -> Option<Box<dyn Policy>> {
@@ -46,6 +47,7 @@ pub fn by_name(name: &str, cfg: &PlannerConfig) -> Option<Box<dyn Policy>> {
         "sjf-oracle" => Box::new(SjfOracle),
         "tiresias" => Box::new(Tiresias::default()),
         "edf" => Box::new(Edf),
+        "edf-elastic" => Box::new(EdfElastic),
         _ => return None,
     })
 }

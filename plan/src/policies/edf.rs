@@ -1,5 +1,6 @@
-//! Earliest deadline first with requested counts: preemptive, backfilling;
-//! jobs without a deadline come last, in submission order.
+//! Earliest deadline first: with requested counts (preemptive, backfilling;
+//! jobs without a deadline come last, in submission order), and elastic as
+//! ElasticFlow implements it.
 
 use super::fill_requested;
 use crate::simulator::{Alloc, Ctx, Policy};
@@ -22,5 +23,53 @@ impl Policy for Edf {
                 .then(ctx.active[a].cmp(&ctx.active[b]))
         });
         fill_requested(ctx, &order, out, false);
+    }
+}
+
+/// ElasticFlow's EDF baseline (`edf_sim_allocation`, scheduler.py:766-925):
+/// every round, in deadline order, each job takes its largest allowed GPU
+/// count if that many are free, else the largest allowed count that fits,
+/// else waits. Elastic, no admission control.
+pub struct EdfElastic;
+
+impl Policy for EdfElastic {
+    fn name(&self) -> String {
+        "edf-elastic".into()
+    }
+
+    fn allocate(&mut self, ctx: &Ctx<'_>, out: &mut [Option<Alloc>]) {
+        let mut order: Vec<usize> = (0..ctx.active.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (ja, jb) = (&ctx.w.jobs[ctx.active[a]], &ctx.w.jobs[ctx.active[b]]);
+            let da = ja.deadline.unwrap_or(f64::INFINITY);
+            let db = jb.deadline.unwrap_or(f64::INFINITY);
+            da.total_cmp(&db).then(ctx.active[a].cmp(&ctx.active[b]))
+        });
+        let mut free = ctx.w.cluster.capacity.clone();
+        for k in order {
+            let job = &ctx.w.jobs[ctx.active[k]];
+            if !job.elastic {
+                if let Some(t) = super::pick_type(job, None, job.req, &free, 0.0) {
+                    free[t as usize] -= job.req;
+                    out[k] = Some((t, job.req));
+                }
+                continue;
+            }
+            // The type where the count that fits runs fastest.
+            let best = job
+                .belief
+                .iter()
+                .enumerate()
+                .filter_map(|(t, c)| {
+                    let c = c.as_deref()?;
+                    let n = c.floor_count(c.largest_count().min(free[t]));
+                    (n >= c.first_count() && n <= free[t]).then(|| (t, n, c.r(n)))
+                })
+                .max_by(|a, b| a.2.total_cmp(&b.2));
+            if let Some((t, n, _)) = best {
+                free[t] -= n;
+                out[k] = Some((t as u16, n));
+            }
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! Baseline policies the planner is compared with, all with the GPU counts
 //! the jobs requested: FIFO, SJF with true durations (the oracle),
-//! Tiresias-style two-dimensional least-attained-service, EDF. The planner
+//! Tiresias-style two-dimensional least-attained-service, EDF; and
+//! ElasticFlow's elastic EDF (`edf-elastic`). The planner
 //! itself (and its fixed-count ablation, `fixed`) lives in `crate::planner`,
 //! which uses the GPU-type choice below; every policy by name is in
 //! `crate::registry`.
@@ -10,7 +11,7 @@ mod fifo;
 mod sjf;
 mod tiresias;
 
-pub use edf::Edf;
+pub use edf::{Edf, EdfElastic};
 pub use fifo::Fifo;
 pub use sjf::SjfOracle;
 pub use tiresias::Tiresias;

@@ -123,6 +123,11 @@ impl Curve {
         self.cross.iter().find(|c| c.0 == n && c.1 == nodes).map(|c| c.2)
     }
 
+    /// The largest count the curve has a figure for.
+    pub fn largest_count(&self) -> u32 {
+        self.pts[self.pts.len() - 1].0
+    }
+
     /// The largest count worth using (the fastest point).
     pub fn best_count(&self) -> u32 {
         *self.hull.last().unwrap_or(&self.pts[0].0)
