@@ -48,6 +48,8 @@ pub struct PlanOutcome {
     pub belief_fallbacks: usize,
     /// Average JCT of the same policy planned on the truth, when planned on a belief.
     pub truth_avg_jct_s: Option<f64>,
+    /// Its deadline hit rate (jobs with a deadline), when planned on a belief.
+    pub truth_deadline_hit_rate: Option<f64>,
     pub error_experiment: Option<ErrorExperiment>,
     /// The Markdown comparison with the baselines, when asked.
     pub comparison: Option<String>,
@@ -87,11 +89,14 @@ pub fn plan(req: &PlanRequest<'_>) -> Result<PlanOutcome> {
         Ok(path)
     };
     let mut truth_avg_jct_s = None;
+    let mut truth_deadline_hit_rate = None;
     let mut error_experiment = None;
     if belief.is_some() {
         // Planned on the truth once; the experiment below reuses it.
-        let truth = run_policy(w, &policy, req.config)?.metrics.avg_jct_s;
+        let truth_metrics = run_policy(w, &policy, req.config)?.metrics;
+        let truth = truth_metrics.avg_jct_s;
         truth_avg_jct_s = Some(truth);
+        truth_deadline_hit_rate = truth_metrics.deadline_hit_rate;
         if let Belief::Error { dist, seeds } = &req.belief {
             let seeds: Vec<u64> = (1..=*seeds).collect();
             // Seed 1 is the plan written above.
@@ -120,6 +125,7 @@ pub fn plan(req: &PlanRequest<'_>) -> Result<PlanOutcome> {
         belief: label,
         belief_fallbacks: fallbacks,
         truth_avg_jct_s,
+        truth_deadline_hit_rate,
         error_experiment,
         comparison,
         files,

@@ -302,6 +302,14 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
             truth / 3600.0,
             (m.avg_jct_s / truth - 1.0) * 100.0
         );
+        if let (Some(planned), Some(truth)) = (m.deadline_hit_rate, outcome.truth_deadline_hit_rate) {
+            println!(
+                "  deadlines met {:.1}% vs {:.1}% with true throughputs: {:+.1} points",
+                planned * 100.0,
+                truth * 100.0,
+                (planned - truth) * 100.0
+            );
+        }
     }
     if let Some(e) = &outcome.error_experiment {
         println!(
