@@ -24,6 +24,8 @@
 # every pair run into OUTDIR so far (later runs of a pair replace earlier
 # ones), and prints it.
 #
+# EF_REUSE=1 keeps ElasticFlow's runs already in OUTDIR (re-running tracecast only;
+# the wall-time ratios then compare runs made at different times).
 # Pairs: 195job on n16g8 and n4g8, cluster10 on n32g8 (ElasticFlow's shape
 # for it, run_fig8b.sh) and n4g8. --all adds cluster01-09 on ElasticFlow's
 # shapes (01-03, 05, 06 on n64g8; 04, 07-09 on n128g8) and on n4g8; most of
@@ -79,7 +81,13 @@ for pair in "${PAIRS[@]}"; do
     --belief-throughput "$PRED/throughput.csv" \
     --objective deadline --rules elasticflow --out "$d/tracecast-predicted")
   row "$trace" "$spec" tracecast plan-deadline-predicted "$d/tracecast-predicted" "$wall"
+  # ElasticFlow's EDF as tracecast implements it, under the same rules.
+  wall=$(python3 bench/plan/walltime.py "$d/tracecast-edf.out" "$T" simulate --jobs "$jobs" \
+    --cluster "$S/cluster_specs/$spec.csv" --throughput "$S/throughputs/A100" \
+    --rules elasticflow --policy edf-elastic --out "$d/tracecast-edf")
+  row "$trace" "$spec" tracecast edf-elastic "$d/tracecast-edf" "$wall"
   for sched in ef-accessctrl edf; do
+    if [ "${EF_REUSE:-0}" = 1 ] && [ -f "$d/$sched/summary.json" ]; then continue; fi
     EF_TIMEOUT=$LIMIT "$EF" "$jobs" "$spec" "$sched" "$d/$sched" > "$d/$sched.line" 2> "$d/$sched.err" || true
     tail -n 1 "$d/$sched.line" >&2
     row "$trace" "$spec" elasticflow "$sched" "$d/$sched" -
@@ -89,7 +97,7 @@ done
 python3 - "$OUT" "$LIMIT" > "$OUT/results.md" <<'PY'
 import json, os, subprocess, sys
 out, limit = sys.argv[1], sys.argv[2]
-order = {"tracecast": 0, "plan-deadline-predicted": 1, "ef-accessctrl": 2, "edf": 3}
+order = {"tracecast": 0, "plan-deadline-predicted": 1, "edf-elastic": 2, "ef-accessctrl": 3, "edf": 4}
 rows = [l.split() for l in open(os.path.join(out, "rows.txt")) if l.strip()]
 rows.sort(key=lambda r: (r[0], -int(r[1][1:r[1].index("g")]), order.get(r[3], order.get(r[2], 9))))
 S = "../shared/cluster"

@@ -16,10 +16,19 @@ pub const POLICIES: &[&str] = &[
     "tiresias",
     "edf",
     "edf-elastic",
+    "dlas-gpu",
     "fixed",
 ];
 /// The baselines reported beside the planner.
-pub const BASELINES: &[&str] = &["fifo", "sjf-oracle", "tiresias", "edf", "edf-elastic", "fixed"];
+pub const BASELINES: &[&str] = &[
+    "fifo",
+    "sjf-oracle",
+    "tiresias",
+    "edf",
+    "edf-elastic",
+    "dlas-gpu",
+    "fixed",
+];
 
 /// A policy by name; planner policies take `cfg` (its objective is overridden by the name).
 pub fn by_name(name: &str, cfg: &PlannerConfig) -> Option<Box<dyn Policy>> {
@@ -48,6 +57,7 @@ pub fn by_name(name: &str, cfg: &PlannerConfig) -> Option<Box<dyn Policy>> {
         "tiresias" => Box::new(Tiresias::default()),
         "edf" => Box::new(Edf),
         "edf-elastic" => Box::new(EdfElastic),
+        "dlas-gpu" => Box::new(Tiresias::dlas_gpu()),
         _ => return None,
     })
 }

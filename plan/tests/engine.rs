@@ -426,3 +426,18 @@ fn elasticflow_rules_reject_measured_counts_rounds_and_overheads() {
     let e = verify(&s, &simple, 0.0).unwrap_err().to_string();
     assert!(e.contains("rules `simple` do not allow"), "{e}");
 }
+
+#[test]
+fn elasticflows_edf_gives_the_earliest_deadline_its_largest_count() {
+    let w = elasticflow_workload();
+    let r = run(&w, "edf-elastic", &PlannerConfig::default());
+    // a, b and c share a deadline (ties go by job order): a takes all 8 GPUs first.
+    assert_eq!(r.schedule.segments[0][0].gpus, 8);
+    assert_eq!(r.schedule.segments[0][0].start, 0.0);
+    assert!(r.schedule.segments[1][0].start > 0.0);
+    assert_eq!(r.metrics.rejected, 0);
+    assert_eq!(
+        run(&w, "dlas-gpu", &PlannerConfig::default()).metrics.policy,
+        "dlas-gpu"
+    );
+}

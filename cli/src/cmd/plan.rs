@@ -52,7 +52,8 @@ pub struct PlanArgs {
     pub out: PathBuf,
     #[command(flatten)]
     pub planner: PlannerArgs,
-    /// Also run every baseline (fifo, sjf-oracle, tiresias, edf, edf-elastic, fixed) and
+    /// Also run every baseline (fifo, sjf-oracle, tiresias, edf, edf-elastic
+    /// and dlas-gpu as ElasticFlow implements them, fixed) and
     /// print the comparison table (also written to DIR/comparison.md).
     #[arg(long)]
     pub compare: bool,

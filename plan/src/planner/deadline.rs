@@ -86,6 +86,9 @@ pub struct Costs {
     pub ef: Option<crate::rules::EfOverhead>,
     /// Share of the slack kept in reserve.
     pub margin: f64,
+    /// How long after its work is done a job may hold its GPUs (the gap
+    /// between decision rounds): the planner aims to be done that much early.
+    pub release_lag: f64,
 }
 
 impl Costs {
@@ -173,7 +176,7 @@ fn plan_edf(ctx: &Ctx<'_>, jobs: &mut [Demand], costs: &Costs) -> Vec<usize> {
     let mut failed = Vec::new();
     for d in jobs.iter() {
         let job = &ctx.w.jobs[d.j];
-        let due = now + (d.deadline - now) * (1.0 - costs.margin) - d.delay;
+        let due = now + (d.deadline - costs.release_lag - now) * (1.0 - costs.margin) - d.delay;
         let mut placed = false;
         // Types fastest first at the job's request.
         let mut types: Vec<(usize, &Curve)> = job

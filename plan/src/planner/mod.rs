@@ -99,6 +99,11 @@ pub struct Planner {
     rejected: Vec<usize>,
     /// What changes and rounds cost under the workload's rules.
     costs: Option<deadline::Costs>,
+    /// Seconds every round charges each running job (0 without per-round overheads).
+    round_base: f64,
+    /// When the last round was, and the running mean of the time between rounds.
+    last_round: Option<f64>,
+    round_interval: f64,
 }
 
 impl Planner {
@@ -111,6 +116,9 @@ impl Planner {
             admitted: Vec::new(),
             rejected: Vec::new(),
             costs: None,
+            round_base: 0.0,
+            last_round: None,
+            round_interval: 0.0,
         }
     }
 
@@ -187,14 +195,13 @@ impl Policy for Planner {
                 .map(|j| j.belief_rate(j.best_type(j.req), j.req))
                 .collect();
             let ef = (w.rules.overhead == Overhead::ElasticFlow).then(|| EfOverhead::new(w.cluster.total_gpus()));
-            // Per-round charges: the base (2 s, 7 s on 256+ GPUs) every round, rounds at least the gap apart.
-            let derate = match ef {
-                Some(_) if w.rules.round_gap_s > 0.0 => {
-                    let base = if w.cluster.total_gpus() >= 256 { 7.0 } else { 2.0 };
-                    base / w.rules.round_gap_s
-                }
-                _ => 0.0,
+            // Per-round charges: the base (2 s, 7 s on 256+ GPUs) every round.
+            self.round_base = match ef {
+                Some(_) if w.cluster.total_gpus() >= 256 => 7.0,
+                Some(_) => 2.0,
+                None => 0.0,
             };
+            self.round_interval = w.rules.round_gap_s.max(1.0);
             let margin = if w.rules.placement_penalty {
                 DEADLINE_MARGIN
             } else {
@@ -202,12 +209,22 @@ impl Policy for Planner {
             };
             self.costs = Some(deadline::Costs {
                 restart_s: cfg.restart_s,
-                derate,
+                derate: 0.0,
                 ef,
                 margin,
+                release_lag: w.rules.round_gap_s,
             });
         }
-        let costs = self.costs.unwrap();
+        // The share of time per-round charges take: their base over the time
+        // between rounds, a running mean (rounds come in bursts and lulls).
+        if let Some(prev) = self.last_round {
+            self.round_interval = 0.9 * self.round_interval + 0.1 * (now - prev);
+        }
+        self.last_round = Some(now);
+        let costs = deadline::Costs {
+            derate: self.round_base / self.round_interval.max(w.rules.round_gap_s).max(1.0),
+            ..self.costs.unwrap()
+        };
         let obj = cfg.objective;
         if obj != Objective::Makespan {
             for &j in ctx.active {
@@ -277,7 +294,8 @@ impl Policy for Planner {
                     0.0
                 };
                 // Aim to finish with a margin: placement penalties and later restarts eat into the slack.
-                let slack = (job.deadline.unwrap() - now) * (1.0 - costs.margin) * (1.0 - costs.derate);
+                let slack =
+                    (job.deadline.unwrap() - costs.release_lag - now) * (1.0 - costs.margin) * (1.0 - costs.derate);
                 match deadline::fewest_gpus(job, cur, rem, slack, restart, &free) {
                     Some((t, g)) => {
                         free[t as usize] -= g;

@@ -1,7 +1,9 @@
 //! Tiresias-style two-dimensional least-attained-service (NSDI'19): a job's
 //! attained service is GPUs x time; jobs sit in priority queues by attained
 //! service (thresholds in GPU-seconds), FIFO within a queue, preemptive, with
-//! requested counts. Needs no duration knowledge.
+//! requested counts. Needs no duration knowledge. `dlas-gpu` is the same
+//! policy with ElasticFlow's thresholds (`jobs.py:108`, 3 queues at 3,250
+//! and 7,200 GPU-seconds), as ElasticFlow's `dlas_sim_jobs(gputime=True)` runs it.
 
 use super::fill_requested;
 use crate::simulator::{Alloc, Ctx, Policy};
@@ -9,6 +11,7 @@ use crate::simulator::{Alloc, Ctx, Policy};
 pub struct Tiresias {
     /// Attained GPU-seconds at which a job drops to the next queue.
     pub thresholds: Vec<f64>,
+    pub name: &'static str,
 }
 
 impl Default for Tiresias {
@@ -16,11 +19,20 @@ impl Default for Tiresias {
         // One GPU-hour and ten GPU-hours: three queues.
         Tiresias {
             thresholds: vec![3600.0, 36000.0],
+            name: "tiresias",
         }
     }
 }
 
 impl Tiresias {
+    /// ElasticFlow's `dlas-gpu` baseline.
+    pub fn dlas_gpu() -> Tiresias {
+        Tiresias {
+            thresholds: vec![3250.0, 7200.0],
+            name: "dlas-gpu",
+        }
+    }
+
     fn queue(&self, attained: f64) -> usize {
         // The slack keeps a job that reaches a threshold exactly from waking the engine again.
         self.thresholds.iter().take_while(|&&t| attained + 1e-6 >= t).count()
@@ -29,7 +41,7 @@ impl Tiresias {
 
 impl Policy for Tiresias {
     fn name(&self) -> String {
-        "tiresias".into()
+        self.name.into()
     }
 
     fn allocate(&mut self, ctx: &Ctx<'_>, out: &mut [Option<Alloc>]) {
