@@ -431,4 +431,30 @@ fn elasticflow_rules_plan_verify_and_report_rejections() {
         e.contains("made under rules `elasticflow`, the replay is under `simple`"),
         "{e}"
     );
+    let svg = std::fs::read_to_string(out.join("gantt.svg")).unwrap();
+    assert!(svg.contains(&format!("{rejected} rejected (red ticks at arrival)")));
+
+    // A model the table does not price is an error under these rules, not a rigid job.
+    let jobs = dir.path().join("ef.csv");
+    std::fs::write(
+        &jobs,
+        "job_id,submission_time,num_iteration,model_name,deadline,batch_size,num_gpu,duration\n\
+         j1,0,100,lstm,1000,64,1,50\nj2,0,100,mystery,1000,64,1,50\n",
+    )
+    .unwrap();
+    let e = fails(&[
+        "plan",
+        "--jobs",
+        jobs.to_str().unwrap(),
+        "--cluster",
+        "fixtures/plan/cluster.toml",
+        "--throughput",
+        "fixtures/plan/throughput.csv",
+        "--rules",
+        "elasticflow",
+        "--out",
+        o,
+    ]);
+    assert!(e.contains("job `j2`: job type `mystery`"), "{e}");
+    assert!(e.contains("which rules `elasticflow` need"), "{e}");
 }

@@ -82,12 +82,29 @@ pub fn gantt_svg(s: &Schedule, w: &Workload) -> String {
     } else {
         String::new()
     };
+    let rejected: Vec<usize> = (0..s.rejected.len()).filter(|&j| s.rejected[j]).collect();
+    let rejected_note = if rejected.is_empty() {
+        String::new()
+    } else {
+        format!("; {} rejected (red ticks at arrival)", rejected.len())
+    };
     let _ = write!(
         out,
-        r#"<rect width="100%" height="100%" fill="white"/><text x="{LEFT}" y="24" font-size="15">GPU allocation over time: {} on {}{title}</text>"#,
+        r#"<rect width="100%" height="100%" fill="white"/><text x="{LEFT}" y="24" font-size="15">GPU allocation over time: {} on {}{title}{rejected_note}</text>"#,
         s.policy,
         c.describe()
     );
+    // Jobs admission control refused: a tick above the plot at their arrival.
+    for &j in &rejected {
+        let x = LEFT + (w.jobs[j].submit - t0) * sx;
+        let _ = write!(
+            out,
+            r##"<line x1="{x:.2}" y1="{:.1}" x2="{x:.2}" y2="{:.1}" stroke="#d22" stroke-width="1"><title>{} rejected</title></line>"##,
+            TOP - 10.0,
+            TOP - 2.0,
+            w.jobs[j].id
+        );
+    }
     let mut y = TOP;
     for (node, items) in c.nodes[..shown].iter().zip(&mut per_node) {
         items.sort_by(|a, b| a.0.total_cmp(&b.0));

@@ -149,6 +149,25 @@ pub fn price(
             })
             .collect();
         let any_priced = priced.iter().any(Option::is_some);
+        // Under measured-counts rules a job that names a model runs only on
+        // measured figures: no falling back on its duration (ElasticFlow stops
+        // on such a job too). Jobs known only by run time stay rigid.
+        if !any_priced && job.job_type.is_some() && rules.counts == Counts::Measured {
+            return Err(PlanError::Inconsistent(format!(
+                "job `{}`: job type `{}` (batch size {}) has no figure in the throughput table for GPU type(s) {} at or below its cap of {} GPUs, which rules `{}` need (table prices: {})",
+                job.id,
+                job.job_type.as_deref().unwrap_or_default(),
+                job.batch_size.map_or("-".into(), |b| b.to_string()),
+                cluster.gpu_types.join(", "),
+                if rule_cap == u32::MAX {
+                    "any".to_string()
+                } else {
+                    rule_cap.to_string()
+                },
+                rules.name,
+                table.job_types().join(", ")
+            )));
+        }
         let (truth, total, unit) = if any_priced {
             let total = match (job.iterations, job.duration) {
                 (Some(it), _) if it > 0.0 => it,
