@@ -22,6 +22,7 @@
 //!    would change a running job only if it saves at least twice the restart.
 
 mod deadline;
+mod queue;
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -104,6 +105,10 @@ pub struct Planner {
     /// When the last round was, and the running mean of the time between rounds.
     last_round: Option<f64>,
     round_interval: f64,
+    /// Waiting jobs in order, kept across events.
+    queue: queue::WaitQueue,
+    /// Each active job's position in `ctx.active` at this event.
+    pos: Vec<usize>,
 }
 
 impl Planner {
@@ -119,6 +124,8 @@ impl Planner {
             round_base: 0.0,
             last_round: None,
             round_interval: 0.0,
+            queue: queue::WaitQueue::default(),
+            pos: Vec::new(),
         }
     }
 
@@ -243,36 +250,36 @@ impl Policy for Planner {
         }
 
         // 1. Order: (class, -priority, key, job), smallest first.
-        let mut order: Vec<(u8, i64, f64, usize, usize)> = ctx
-            .active
-            .iter()
-            .enumerate()
-            .filter(|&(_, j)| !self.rejected.contains(j))
-            .map(|(k, &j)| {
-                let job = &w.jobs[j];
-                let s = &ctx.st[j];
-                let (class, key) = if self.promoted[j] {
-                    (0, s.waiting_since)
-                } else if self.admitted[j] == Some(true) {
-                    (1, job.deadline.unwrap_or(f64::INFINITY))
-                } else {
-                    let g = self.remaining_gpu_time(ctx, j);
-                    match obj {
-                        Objective::Makespan => (2, -g),
-                        _ => (2, if s.alloc.is_some() { g * cfg.keep_factor } else { g }),
-                    }
-                };
-                (class, -job.priority, key, j, k)
-            })
-            .collect();
-        // Keys end in the job index, so an unstable sort is deterministic.
-        order.sort_unstable_by(|a, b| {
+        let place = |j: usize| -> (u8, i64, f64) {
+            let job = &w.jobs[j];
+            let s = &ctx.st[j];
+            let (class, key) = if self.promoted[j] {
+                (0, s.waiting_since)
+            } else if self.admitted[j] == Some(true) {
+                (1, job.deadline.unwrap_or(f64::INFINITY))
+            } else {
+                let g = self.remaining_gpu_time(ctx, j);
+                match obj {
+                    Objective::Makespan => (2, -g),
+                    _ => (2, if s.alloc.is_some() { g * cfg.keep_factor } else { g }),
+                }
+            };
+            (class, -job.priority, key)
+        };
+        let by_place = |a: &(u8, i64, f64, usize, usize), b: &(u8, i64, f64, usize, usize)| {
             a.0.cmp(&b.0)
                 .then(a.1.cmp(&b.1))
                 .then(a.2.total_cmp(&b.2))
                 .then(a.3.cmp(&b.3))
-        });
-
+        };
+        let base_of = |j: usize| {
+            let job = &w.jobs[j];
+            if job.elastic && cfg.elastic {
+                job.first_count()
+            } else {
+                job.req
+            }
+        };
         // 2. Base counts. `jct` and `deadline` hand out GPU types in order (the
         // most urgent jobs get the fastest type). `makespan` with several types
         // decides who runs in order against the total, then hands out types by
@@ -280,10 +287,59 @@ impl Policy for Planner {
         // choose first (on fixtures/plan: makespan 63.5 h against 65.0 h in
         // order, but average JCT 6.61 h against 6.57 h, hence not for `jct`).
         let hetero = w.cluster.gpu_types.len() > 1 && obj == Objective::Makespan;
+        // `makespan` on several types needs every job in order; otherwise the
+        // running jobs are sorted and merged with the kept queue of waiting
+        // ones, stopping once no GPU is left.
+        let mut sorted: Vec<(u8, i64, f64, usize, usize)> = Vec::new();
+        let places: Vec<(u8, i64, f64)> = ctx.active.iter().map(|&j| place(j)).collect();
+        if self.pos.len() != n {
+            self.pos = vec![0; n];
+        }
+        for (k, &j) in ctx.active.iter().enumerate() {
+            let (class, prio, key) = places[k];
+            let waiting = ctx.st[j].alloc.is_none() && !hetero;
+            let keep = waiting && !self.rejected.contains(&j);
+            self.queue.set(
+                j,
+                keep.then(|| (base_of(j), (class, prio, queue::ordered_bits(key), j))),
+            );
+            self.pos[j] = k;
+            if !waiting && !self.rejected.contains(&j) {
+                sorted.push((class, prio, key, j, k));
+            }
+        }
+        // Keys end in the job index, so an unstable sort is deterministic.
+        sorted.sort_unstable_by(by_place);
+        let waiting_queue = std::mem::take(&mut self.queue);
+        let mut waiting = waiting_queue.merge();
+        let mut next_sorted = 0;
+        let mut order: Vec<(u8, i64, f64, usize, usize)> = Vec::new();
         let mut free = w.cluster.capacity.clone();
         let mut budget: u64 = free.iter().map(|&f| f as u64).sum();
         let mut chosen: Vec<(bool, f64, usize, usize, u32)> = Vec::new();
-        for (pos, &(class, _, _, j, k)) in order.iter().enumerate() {
+        loop {
+            let limit = free.iter().copied().max().unwrap_or(0);
+            if !hetero && limit == 0 {
+                break;
+            }
+            let head = sorted.get(next_sorted).copied();
+            let entry = match (head, waiting.peek(limit)) {
+                (Some(r), Some((i, p))) if (p.0, p.1, p.2, p.3) < (r.0, r.1, queue::ordered_bits(r.2), r.3) => {
+                    waiting.advance(i);
+                    (p.0, p.1, f64::NAN, p.3, self.pos[p.3])
+                }
+                (Some(r), _) => {
+                    next_sorted += 1;
+                    r
+                }
+                (None, Some((i, p))) => {
+                    waiting.advance(i);
+                    (p.0, p.1, f64::NAN, p.3, self.pos[p.3])
+                }
+                (None, None) => break,
+            };
+            order.push(entry);
+            let (pos, (class, _, _, j, k)) = (order.len() - 1, entry);
             let job = &w.jobs[j];
             let cur = ctx.st[j].alloc.map(|a| a.0);
             if class == 1 && cfg.elastic && job.elastic {
@@ -323,6 +379,14 @@ impl Policy for Planner {
             } else if let Some(t) = pick_type(job, cur, base, &free, cfg.type_min_ratio) {
                 free[t as usize] -= base;
                 out[k] = Some((t, base));
+            }
+        }
+        drop(waiting);
+        self.queue = waiting_queue;
+        // Jobs starting now leave the queue (one may be done before the next event).
+        for (k, a) in out.iter().enumerate() {
+            if a.is_some() {
+                self.queue.set(ctx.active[k], None);
             }
         }
         if hetero {

@@ -1,0 +1,116 @@
+//! The waiting jobs in planning order, kept from one event to the next. A
+//! waiting job's place (class, priority, key) does not change while it waits,
+//! so at each event only the running jobs are sorted anew, and the order is
+//! read off by merging them with this queue, stopping once the GPUs run out:
+//! a long queue costs a pass over it per event, not a sort of it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::iter::Peekable;
+
+/// (class, -priority, key as ordered bits, job): the planner's order.
+pub type Place = (u8, i64, u64, usize);
+
+/// `f64`s mapped to `u64`s ordered as `f64::total_cmp` orders them.
+pub fn ordered_bits(x: f64) -> u64 {
+    let b = x.to_bits();
+    if b >> 63 == 1 { !b } else { b | (1 << 63) }
+}
+
+#[derive(Default)]
+pub struct WaitQueue {
+    /// By the fewest GPUs the job can start with: its waiting jobs in order.
+    buckets: BTreeMap<u32, BTreeSet<Place>>,
+    /// Each job's (bucket, place) while it waits.
+    at: Vec<Option<(u32, Place)>>,
+}
+
+impl WaitQueue {
+    /// Job `j` waits at `place` needing at least `base` GPUs (`None`: it does not wait).
+    pub fn set(&mut self, j: usize, want: Option<(u32, Place)>) {
+        if self.at.len() <= j {
+            self.at.resize(j + 1, None);
+        }
+        if self.at[j] == want {
+            return;
+        }
+        if let Some((b, p)) = self.at[j].take()
+            && let Some(set) = self.buckets.get_mut(&b)
+        {
+            set.remove(&p);
+            if set.is_empty() {
+                self.buckets.remove(&b);
+            }
+        }
+        if let Some((b, p)) = want {
+            self.buckets.entry(b).or_default().insert(p);
+        }
+        self.at[j] = want;
+    }
+
+    pub fn merge(&self) -> Merge<'_> {
+        Merge {
+            heads: self.buckets.iter().map(|(&b, s)| (b, s.iter().peekable())).collect(),
+        }
+    }
+}
+
+/// The queue in order across buckets.
+pub struct Merge<'a> {
+    heads: Vec<(u32, Peekable<std::collections::btree_set::Iter<'a, Place>>)>,
+}
+
+impl Merge<'_> {
+    /// The first waiting job that could start on `limit` GPUs, without taking it.
+    pub fn peek(&mut self, limit: u32) -> Option<(usize, Place)> {
+        let mut best: Option<(usize, Place)> = None;
+        for (i, (base, it)) in self.heads.iter_mut().enumerate() {
+            if *base > limit {
+                break;
+            }
+            if let Some(&&p) = it.peek()
+                && best.is_none_or(|(_, b)| p < b)
+            {
+                best = Some((i, p));
+            }
+        }
+        best
+    }
+
+    /// Take the head of bucket `i` (from [`Merge::peek`]).
+    pub fn advance(&mut self, i: usize) {
+        self.heads[i].1.next();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merges_in_order_within_the_limit() {
+        let mut q = WaitQueue::default();
+        let p = |class, key: f64, j| (class, 0i64, ordered_bits(key), j);
+        q.set(0, Some((1, p(2, 5.0, 0))));
+        q.set(1, Some((8, p(2, 1.0, 1))));
+        q.set(2, Some((1, p(0, 9.0, 2))));
+        q.set(3, Some((1, p(2, -3.0, 3))));
+        // Job 3 moves to the front of its class; job 0 stops waiting.
+        q.set(0, None);
+        let mut m = q.merge();
+        let mut seen = Vec::new();
+        while let Some((i, place)) = m.peek(8) {
+            seen.push(place.3);
+            m.advance(i);
+        }
+        assert_eq!(seen, vec![2, 3, 1]);
+        // On 4 GPUs the 8-GPU job is out of reach.
+        let mut m = q.merge();
+        let mut seen = Vec::new();
+        while let Some((i, place)) = m.peek(4) {
+            seen.push(place.3);
+            m.advance(i);
+        }
+        assert_eq!(seen, vec![2, 3]);
+        assert!(ordered_bits(-1.0) < ordered_bits(0.0) && ordered_bits(0.0) < ordered_bits(2.5));
+    }
+}
