@@ -84,7 +84,7 @@ impl Default for PlannerConfig {
 const DEADLINE_MARGIN: f64 = 0.1;
 /// The same where placement costs nothing and the overheads are modelled
 /// (ElasticFlow's rules).
-const DEADLINE_MARGIN_MODELLED: f64 = 0.03;
+const DEADLINE_MARGIN_MODELLED: f64 = 0.06;
 
 pub struct Planner {
     cfg: PlannerConfig,
