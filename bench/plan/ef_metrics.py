@@ -3,6 +3,8 @@
 
     ef_metrics.py TRACE_CSV elasticflow RUN_DIR   # ElasticFlow's job.csv (+ run.sh's summary.json)
     ef_metrics.py TRACE_CSV tracecast PLAN_DIR    # tracecast plan's jobs.csv (+ metrics.json)
+    ef_metrics.py TRACE_CSV SYSTEM DIR --common OTHER_SYSTEM OTHER_DIR
+                                                  # also the avg JCT of both on the jobs both ran
 
 Prints one JSON object. Every figure comes from the per-job end times in the
 two systems' own logs, the way ElasticFlow's log defines them:
@@ -29,13 +31,9 @@ def read_csv(path):
         return list(csv.DictReader(f))
 
 
-def main():
-    if len(sys.argv) != 4 or sys.argv[2] not in ("elasticflow", "tracecast"):
-        sys.exit(__doc__)
-    trace_path, system, run_dir = sys.argv[1:]
-    trace = read_csv(trace_path)
-    deadline = {r["job_id"]: float(r["deadline"]) for r in trace}
-    submit = {r["job_id"]: float(r["submission_time"]) for r in trace}
+def outcome(system, run_dir):
+    """Per job that ran to completion: its end; plus the system's own count, the
+    share of GPU-time on unmeasured counts, and whether the run finished."""
     ends = {}
     own = None
     unmeasured = None
@@ -59,6 +57,24 @@ def main():
         own = None if m.get("deadline_hit_rate") is None else 100.0 * m["deadline_hit_rate"]
         unmeasured = m.get("unmeasured_gpu_share")
         finished = True
+    return ends, own, unmeasured, finished
+
+
+def main():
+    args = sys.argv[1:]
+    common = None
+    if len(args) == 6 and args[3] == "--common":
+        common = (args[4], args[5])
+        args = args[:3]
+    if len(args) != 3 or args[1] not in ("elasticflow", "tracecast") or (
+        common and common[0] not in ("elasticflow", "tracecast")
+    ):
+        sys.exit(__doc__)
+    trace_path, system, run_dir = args
+    trace = read_csv(trace_path)
+    deadline = {r["job_id"]: float(r["deadline"]) for r in trace}
+    submit = {r["job_id"]: float(r["submission_time"]) for r in trace}
+    ends, own, unmeasured, finished = outcome(system, run_dir)
     unknown = set(ends) - set(deadline)
     if unknown:
         sys.exit(f"{run_dir}: {len(unknown)} job(s) not in {trace_path}, e.g. {sorted(unknown)[0]}")
@@ -77,6 +93,13 @@ def main():
         "own_deadline_met_pct": own,
         "unmeasured_gpu_share": unmeasured,
     }
+    if common:
+        other = outcome(*common)[0]
+        both = set(ends) & set(other)
+        mean = lambda e: sum(e[j] - submit[j] for j in both) / len(both) / 3600.0 if both else None
+        out["common_jobs"] = len(both)
+        out["common_avg_jct_h"] = mean(ends)
+        out["other_common_avg_jct_h"] = mean(other)
     print(json.dumps(out))
 
 

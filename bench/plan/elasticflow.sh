@@ -101,20 +101,27 @@ order = {"tracecast": 0, "plan-deadline-predicted": 1, "edf-elastic": 2, "ef-acc
 rows = [l.split() for l in open(os.path.join(out, "rows.txt")) if l.strip()]
 rows.sort(key=lambda r: (r[0], -int(r[1][1:r[1].index("g")]), order.get(r[3], order.get(r[2], 9))))
 S = "../shared/cluster"
-def metrics(trace, system, d):
-    r = subprocess.run([sys.executable, "bench/plan/ef_metrics.py", f"{S}/elasticflow-itp/{trace}.csv", system, d],
-                       check=True, capture_output=True, text=True)
+def metrics(trace, system, d, common=()):
+    r = subprocess.run([sys.executable, "bench/plan/ef_metrics.py", f"{S}/elasticflow-itp/{trace}.csv", system, d,
+                        *common], check=True, capture_output=True, text=True)
     return json.loads(r.stdout)
 def f(v, fmt):
     return "-" if v is None else fmt.format(v)
 print(f"Deadlines met: a job's logged end (ElasticFlow's `end_time`, tracecast's GPU release) by its deadline;")
 print(f"rejected jobs count as missed. Avg JCT over the jobs that ran. Own count: each system's own figure.")
 print(f"ElasticFlow runs stopped after {limit} s are marked *stopped*, their figures so far.\n")
-print("| trace | cluster | system | schedule | deadlines met | own count | avg JCT (h) | makespan (h) | wall (s) | unmeasured GPU-time | ElasticFlow wall / tracecast wall |")
-print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+print("On the jobs both ran: the average JCT of tracecast's plan-deadline and of ElasticFlow's ef-accessctrl")
+print("over the jobs that completed in both (admitting more jobs slows the ones both admit).\n")
+print("| trace | cluster | system | schedule | deadlines met | own count | avg JCT (h) | on the jobs both ran: tracecast / ElasticFlow (h) | makespan (h) | wall (s) | unmeasured GPU-time | ElasticFlow wall / tracecast wall |")
+print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 tc_wall = {}
 for trace, spec, system, sched, d, wall in rows:
-    m = metrics(trace, system, d)
+    ef_dir = os.path.join(os.path.dirname(d), "ef-accessctrl")
+    both = sched == "plan-deadline" and os.path.exists(os.path.join(ef_dir, "job.csv"))
+    m = metrics(trace, system, d, ("--common", "elasticflow", ef_dir) if both else ())
+    common = "-"
+    if both and m["common_jobs"]:
+        common = f"{m['common_avg_jct_h']:.2f} / {m['other_common_avg_jct_h']:.2f} ({m['common_jobs']} jobs)"
     note, ratio = "", "-"
     if system == "tracecast":
         wall = float(wall)
@@ -129,7 +136,7 @@ for trace, spec, system, sched, d, wall in rows:
         if wall is not None and tw:
             ratio = f"{wall / tw:,.0f}x" + ("+" if not m["finished"] else "")
     print(f"| {trace} | {spec} | {system} | {sched}{note} | {m['deadline_met_pct']:.1f}% | "
-          f"{f(m['own_deadline_met_pct'], '{:.1f}%')} | {f(m['avg_jct_h'], '{:.2f}')} | {f(m['makespan_h'], '{:.1f}')} | "
+          f"{f(m['own_deadline_met_pct'], '{:.1f}%')} | {f(m['avg_jct_h'], '{:.2f}')} | {common} | {f(m['makespan_h'], '{:.1f}')} | "
           f"{f(wall, '{:.3f}')} | {f(m['unmeasured_gpu_share'], '{:.1%}')} | {ratio} |")
 PY
 cat "$OUT/results.md"

@@ -98,7 +98,7 @@ pub fn belief_from_table(w: &Workload, table: &throughput::ThroughputTable) -> (
             if job.truth[t].is_none() {
                 continue;
             }
-            let cap = w.rules.cap(Some(&jt), job.batch_size);
+            let cap = w.rules.planner_cap(Some(&jt), job.batch_size);
             let believed = cache
                 .get(table, &jt, t as u16, &w.cluster.gpu_types[t], job.batch_size)
                 .and_then(|c| workload::restrict(&c, cap, &w.rules))

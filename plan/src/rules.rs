@@ -7,7 +7,8 @@
 //! `scheduler/` at 04a0109), so that a plan can be compared with it on equal
 //! terms:
 //! - GPU counts only those the throughput table measured, each job capped at
-//!   ElasticFlow's `max_gpu` for its model and batch size (`models.py:80-128`);
+//!   its batch size and 64 (`jobs.py:294-302`); tracecast's planner keeps to
+//!   the tighter per-model caps of ElasticFlow's own (`models.py:80-128`);
 //! - decisions in rounds at least 60 s apart (`scheduler.py:2036-2045`); a job
 //!   that finishes between rounds holds its GPUs until the next one;
 //! - ElasticFlow's overhead formula (`utils.estimate_overhead`) charged at
@@ -99,10 +100,21 @@ impl Rules {
         }
     }
 
-    /// The most GPUs a job of this model and global batch size may hold.
+    /// The most GPUs any policy may give a job of this model and global batch
+    /// size: under ElasticFlow's rules its batch size, at most 64
+    /// (`jobs.py:294-302`, which every ElasticFlow policy but its own obeys).
     pub fn cap(&self, model: Option<&str>, batch_size: Option<u32>) -> u32 {
         match (self.gpu_cap, model) {
-            (GpuCap::ElasticFlow, Some(m)) => elasticflow_max_gpu(m, batch_size),
+            (GpuCap::ElasticFlow, Some(_)) => batch_size.unwrap_or(64).clamp(1, 64),
+            _ => u32::MAX,
+        }
+    }
+
+    /// The most GPUs tracecast's planner gives such a job: under ElasticFlow's
+    /// rules the per-model caps ElasticFlow's own planner keeps to.
+    pub fn planner_cap(&self, model: Option<&str>, batch_size: Option<u32>) -> u32 {
+        match (self.gpu_cap, model) {
+            (GpuCap::ElasticFlow, Some(m)) => elasticflow_max_gpu(m, batch_size).min(self.cap(model, batch_size)),
             _ => u32::MAX,
         }
     }
@@ -233,12 +245,16 @@ mod tests {
     #[test]
     fn elasticflow_caps() {
         let r = Rules::elasticflow();
-        assert_eq!(r.cap(Some("bert"), Some(64)), 8);
-        assert_eq!(r.cap(Some("bert"), Some(128)), 16);
+        assert_eq!(r.planner_cap(Some("bert"), Some(64)), 8);
+        assert_eq!(r.planner_cap(Some("bert"), Some(128)), 16);
+        assert_eq!(r.planner_cap(Some("resnet50"), Some(256)), 64);
+        assert_eq!(r.planner_cap(Some("resnet50"), Some(32)), 32);
+        assert_eq!(r.planner_cap(Some("deepspeech2"), Some(20)), 20);
+        assert_eq!(r.cap(Some("bert"), Some(64)), 64);
+        assert_eq!(r.cap(Some("bert"), Some(32)), 32);
         assert_eq!(r.cap(Some("resnet50"), Some(256)), 64);
-        assert_eq!(r.cap(Some("resnet50"), Some(32)), 32);
-        assert_eq!(r.cap(Some("deepspeech2"), Some(20)), 20);
         assert_eq!(Rules::default().cap(Some("bert"), Some(64)), u32::MAX);
+        assert_eq!(Rules::default().planner_cap(Some("bert"), Some(64)), u32::MAX);
     }
 
     #[test]

@@ -136,6 +136,7 @@ pub fn price(
             None => vec![true; ntypes],
         };
         let rule_cap = rules.cap(job.job_type.as_deref(), job.batch_size);
+        let planner_cap = rules.planner_cap(job.job_type.as_deref(), job.batch_size);
         let priced: Vec<Option<Arc<Curve>>> = (0..ntypes)
             .map(|t| {
                 let jt = job.job_type.as_deref()?;
@@ -230,7 +231,20 @@ pub fn price(
             elastic,
             job_type: job.job_type.clone(),
             batch_size: job.batch_size,
-            belief: truth.clone(),
+            // The planner decides within its own caps (tighter under ElasticFlow's rules).
+            belief: truth
+                .iter()
+                .map(|c| {
+                    let c = c.as_ref()?;
+                    if planner_cap >= rule_cap {
+                        return Some(c.clone());
+                    }
+                    restricted
+                        .entry((Arc::as_ptr(c) as usize, planner_cap))
+                        .or_insert_with(|| restrict(c, planner_cap, rules))
+                        .clone()
+                })
+                .collect(),
             truth,
         });
     }

@@ -55,15 +55,18 @@ impl Policy for EdfElastic {
                 }
                 continue;
             }
-            // The type where the count that fits runs fastest.
+            // The type where the count that fits runs fastest. The largest
+            // count is the largest the rules allow (the true curve's), not the
+            // planner's own caps.
             let best = job
                 .belief
                 .iter()
+                .zip(&job.truth)
                 .enumerate()
-                .filter_map(|(t, c)| {
-                    let c = c.as_deref()?;
+                .filter_map(|(t, (b, c))| {
+                    let (b, c) = (b.as_deref()?, c.as_deref()?);
                     let n = c.floor_count(c.largest_count().min(free[t]));
-                    (n >= c.first_count() && n <= free[t]).then(|| (t, n, c.r(n)))
+                    (n >= c.first_count() && n <= free[t]).then(|| (t, n, b.r(n)))
                 })
                 .max_by(|a, b| a.2.total_cmp(&b.2));
             if let Some((t, n, _)) = best {

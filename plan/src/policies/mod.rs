@@ -24,16 +24,17 @@ use crate::workload::PJob;
 /// (moving costs a restart), else the fastest that fits, provided that one
 /// reaches `min_ratio` of the job's best type.
 pub fn pick_type(job: &PJob, cur: Option<u16>, n: u32, free: &[u32], min_ratio: f64) -> Option<u16> {
-    // A type allows `n` unless its rules allow only measured counts and `n` is not one.
-    let allows = |c: &crate::throughput::Curve| !c.discrete || c.is_measured(n);
+    // The rules (the true curve) allow `n` on a type unless they allow only
+    // measured counts and `n` is not one; the belief prices it.
+    let allows = |t: usize| job.truth[t].as_deref().is_some_and(|c| !c.discrete || c.is_measured(n));
     if let [c] = job.belief.as_slice() {
         // One GPU type: nothing to compare (the common case, and the hot path on big clusters).
-        return (c.as_deref().is_some_and(allows) && free[0] >= n).then_some(0);
+        return (c.is_some() && allows(0) && free[0] >= n).then_some(0);
     }
     let mut best_any = 0.0f64;
     let mut choice: Option<(u16, f64)> = None;
     for (t, c) in job.belief.iter().enumerate() {
-        let Some(c) = c.as_deref().filter(|c| allows(c)) else {
+        let Some(c) = c.as_deref().filter(|_| allows(t)) else {
             continue;
         };
         let r = c.r(n);
@@ -46,7 +47,8 @@ pub fn pick_type(job: &PJob, cur: Option<u16>, n: u32, free: &[u32], min_ratio: 
     if let Some(c) = cur.filter(|&c| {
         c != t
             && free[c as usize] >= n
-            && job.belief[c as usize].as_deref().is_some_and(allows)
+            && job.belief[c as usize].is_some()
+            && allows(c as usize)
             && job.belief_rate(c, n) * 1.25 >= r
     }) {
         return Some(c);
