@@ -55,7 +55,8 @@ pub enum Admission {
 pub enum GpuCap {
     /// A job may use up to the cluster's GPUs.
     None,
-    /// ElasticFlow's `models.get_max_gpu` for A100 clusters.
+    /// ElasticFlow's: every policy at most the batch size and 64 GPUs; the
+    /// planner ElasticFlow's per-model caps (`models.get_max_gpu`, A100).
     ElasticFlow,
 }
 

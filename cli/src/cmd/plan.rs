@@ -105,7 +105,8 @@ pub struct InputArgs {
     /// The rules to plan, simulate and verify under. `simple`: any GPU count
     /// (interpolated between measured ones), --restart-s per change, every job
     /// runs, placement penalties. `elasticflow`: ElasticFlow's simulator's
-    /// rules: only measured counts, capped per model as ElasticFlow caps them;
+    /// rules: only measured counts, at most the batch size and 64 (the
+    /// planner keeps to ElasticFlow's own per-model caps);
     /// decisions in rounds at least 60 s apart; ElasticFlow's overhead formula
     /// every round instead of --restart-s; deadline jobs that admission control
     /// refuses never run and count as missed; no placement penalty.
