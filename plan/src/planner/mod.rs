@@ -250,6 +250,8 @@ impl Policy for Planner {
         }
 
         // 1. Order: (class, -priority, key, job), smallest first.
+        let mut waiting_queue = std::mem::take(&mut self.queue);
+        let mut pos = std::mem::take(&mut self.pos);
         let place = |j: usize| -> (u8, i64, f64) {
             let job = &w.jobs[j];
             let s = &ctx.st[j];
@@ -291,26 +293,39 @@ impl Policy for Planner {
         // running jobs are sorted and merged with the kept queue of waiting
         // ones, stopping once no GPU is left.
         let mut sorted: Vec<(u8, i64, f64, usize, usize)> = Vec::new();
-        let places: Vec<(u8, i64, f64)> = ctx.active.iter().map(|&j| place(j)).collect();
-        if self.pos.len() != n {
-            self.pos = vec![0; n];
-        }
+        pos.resize(n, 0);
         for (k, &j) in ctx.active.iter().enumerate() {
-            let (class, prio, key) = places[k];
-            let waiting = ctx.st[j].alloc.is_none() && !hetero;
-            let keep = waiting && !self.rejected.contains(&j);
-            self.queue.set(
-                j,
-                keep.then(|| (base_of(j), (class, prio, queue::ordered_bits(key), j))),
-            );
-            self.pos[j] = k;
-            if !waiting && !self.rejected.contains(&j) {
-                sorted.push((class, prio, key, j, k));
+            pos[j] = k;
+            let rejected = self.rejected.contains(&j);
+            if ctx.st[j].alloc.is_none() && !hetero {
+                if rejected {
+                    waiting_queue.set(j, None);
+                    continue;
+                }
+                // A waiting job's place changes only with its class.
+                let class = if self.promoted[j] {
+                    0
+                } else if self.admitted[j] == Some(true) {
+                    1
+                } else {
+                    2
+                };
+                if waiting_queue.class_of(j) == Some(class) {
+                    continue;
+                }
+                let (class, prio, key) = place(j);
+                waiting_queue.set(j, Some((base_of(j), (class, prio, queue::ordered_bits(key), j))));
+            } else {
+                waiting_queue.set(j, None);
+                if !rejected {
+                    let (class, prio, key) = place(j);
+                    sorted.push((class, prio, key, j, k));
+                }
             }
         }
+        self.pos = pos;
         // Keys end in the job index, so an unstable sort is deterministic.
         sorted.sort_unstable_by(by_place);
-        let waiting_queue = std::mem::take(&mut self.queue);
         let mut waiting = waiting_queue.merge();
         let mut next_sorted = 0;
         let mut order: Vec<(u8, i64, f64, usize, usize)> = Vec::new();

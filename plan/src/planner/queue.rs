@@ -47,6 +47,11 @@ impl WaitQueue {
         self.at[j] = want;
     }
 
+    /// The class of job `j`'s place, while it waits.
+    pub fn class_of(&self, j: usize) -> Option<u8> {
+        self.at.get(j).copied().flatten().map(|(_, p)| p.0)
+    }
+
     pub fn merge(&self) -> Merge<'_> {
         Merge {
             heads: self.buckets.iter().map(|(&b, s)| (b, s.iter().peekable())).collect(),
