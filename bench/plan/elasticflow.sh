@@ -86,7 +86,11 @@ for pair in "${PAIRS[@]}"; do
     --cluster "$S/cluster_specs/$spec.csv" --throughput "$S/throughputs/A100" \
     --rules elasticflow --policy edf-elastic --out "$d/tracecast-edf")
   row "$trace" "$spec" tracecast edf-elastic "$d/tracecast-edf" "$wall"
-  for sched in ef-accessctrl edf; do
+  wall=$(python3 bench/plan/walltime.py "$d/tracecast-dlas.out" "$T" simulate --jobs "$jobs" \
+    --cluster "$S/cluster_specs/$spec.csv" --throughput "$S/throughputs/A100" \
+    --rules elasticflow --policy dlas-gpu --out "$d/tracecast-dlas")
+  row "$trace" "$spec" tracecast dlas-gpu "$d/tracecast-dlas" "$wall"
+  for sched in ${EF_SCHEDULES:-ef-accessctrl edf}; do
     if [ "${EF_REUSE:-0}" = 1 ] && [ -f "$d/$sched/summary.json" ]; then continue; fi
     EF_TIMEOUT=$LIMIT "$EF" "$jobs" "$spec" "$sched" "$d/$sched" > "$d/$sched.line" 2> "$d/$sched.err" || true
     tail -n 1 "$d/$sched.line" >&2
@@ -97,9 +101,11 @@ done
 python3 - "$OUT" "$LIMIT" > "$OUT/results.md" <<'PY'
 import json, os, subprocess, sys
 out, limit = sys.argv[1], sys.argv[2]
-order = {"tracecast": 0, "plan-deadline-predicted": 1, "edf-elastic": 2, "ef-accessctrl": 3, "edf": 4}
+order = {"tracecast": 0, "plan-deadline-predicted": 1, "edf-elastic": 2, "dlas-gpu": 3, "ef-accessctrl": 4}
+order_ef = {"ef-accessctrl": 4, "edf": 5, "dlas-gpu": 6}
 rows = [l.split() for l in open(os.path.join(out, "rows.txt")) if l.strip()]
-rows.sort(key=lambda r: (r[0], -int(r[1][1:r[1].index("g")]), order.get(r[3], order.get(r[2], 9))))
+rows.sort(key=lambda r: (r[0], -int(r[1][1:r[1].index("g")]),
+                         (order_ef if r[2] == "elasticflow" else order).get(r[3], order.get(r[2], 9))))
 S = "../shared/cluster"
 def metrics(trace, system, d, common=()):
     r = subprocess.run([sys.executable, "bench/plan/ef_metrics.py", f"{S}/elasticflow-itp/{trace}.csv", system, d,
