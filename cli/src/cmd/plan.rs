@@ -142,7 +142,8 @@ pub struct PlannerArgs {
     /// A job that has waited this many seconds is served before all others [default: 86400].
     #[arg(long)]
     pub starvation_s: Option<f64>,
-    /// Least marginal efficiency (extra one-GPU-equivalents per extra GPU) worth giving a GPU for [default: 0.1].
+    /// Least marginal efficiency (extra one-GPU-equivalents per extra GPU) worth
+    /// giving a GPU for [default: 0.1; 0 for --objective deadline under --rules elasticflow].
     #[arg(long)]
     pub min_gain: Option<f64>,
     /// Keep every job at its requested GPU count (no elastic scaling).
@@ -187,8 +188,8 @@ impl PlannerArgs {
     pub fn config(&self, objective: Objective) -> anyhow::Result<PlannerConfig> {
         let d = PlannerConfig::default();
         let starvation_s = self.starvation_s.unwrap_or(d.starvation_s);
-        let min_gain = self.min_gain.unwrap_or(d.min_gain);
-        if !(self.restart_s >= 0.0 && starvation_s > 0.0 && min_gain >= 0.0) {
+        let min_gain = self.min_gain;
+        if !(self.restart_s >= 0.0 && starvation_s > 0.0 && min_gain.is_none_or(|g| g >= 0.0)) {
             bail!("--restart-s and --min-gain must be >= 0 and --starvation-s > 0");
         }
         Ok(PlannerConfig {

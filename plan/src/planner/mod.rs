@@ -57,8 +57,12 @@ pub struct PlannerConfig {
     pub starvation_s: f64,
     /// Restart cost the engine charges; the planner weighs changes against it.
     pub restart_s: f64,
-    /// Least marginal efficiency (extra one-GPU-equivalents per extra GPU) worth a GPU.
-    pub min_gain: f64,
+    /// Least marginal efficiency (extra one-GPU-equivalents per extra GPU) worth a
+    /// GPU; `None`: 0.1, but 0 for `deadline` where placement costs nothing
+    /// (ElasticFlow's rules: an idle GPU that makes an admitted job finish early
+    /// frees the future for admissions; where spreading costs throughput, the
+    /// small gains do not pay).
+    pub min_gain: Option<f64>,
     /// A running job's ordering key is multiplied by this (< 1 resists preemption).
     pub keep_factor: f64,
     /// A job takes a slower GPU type only if it reaches this share of its best type's throughput.
@@ -72,7 +76,7 @@ impl Default for PlannerConfig {
             elastic: true,
             starvation_s: 86_400.0,
             restart_s: 30.0,
-            min_gain: 0.1,
+            min_gain: None,
             keep_factor: 0.5,
             type_min_ratio: 0.3,
         }
@@ -456,6 +460,12 @@ impl Policy for Planner {
             }
         }
         // 3b. Expansion by marginal throughput per GPU.
+        let free_placement = !w.rules.placement_penalty;
+        let min_gain = cfg.min_gain.unwrap_or(if obj == Objective::Deadline && free_placement {
+            0.0
+        } else {
+            0.1
+        });
         let step = |k: usize, cur: Alloc, free: &[u32]| -> Option<(f64, u32)> {
             let j = ctx.active[k];
             let job = &w.jobs[j];
@@ -474,7 +484,7 @@ impl Policy for Planner {
             }
             let (r0, r1) = (curve.r(g), curve.r(next));
             let eff = (r1 - r0) / (next - g) as f64 / curve.r(1);
-            if eff < cfg.min_gain {
+            if eff < min_gain {
                 return None;
             }
             let rem = ctx.st[j].remaining(now);
