@@ -109,7 +109,7 @@ pub fn plan(req: &PlanRequest<'_>) -> Result<PlanOutcome> {
     }
     let comparison = if req.compare {
         let mut rows = vec![planned.metrics.clone()];
-        for (name, result) in BASELINES.iter().zip(run_policies(w, BASELINES, req.config)) {
+        for (name, result) in BASELINES.iter().zip(run_policies(w, &BASELINES, req.config)) {
             let run = result.map_err(|e| PlanError::Inconsistent(format!("baseline {name}: {e}")))?;
             rows.push(run.metrics);
         }

@@ -7,22 +7,27 @@ use crate::simulator::{Alloc, Ctx, Policy};
 
 pub struct Edf;
 
+/// Positions in `ctx.active` by deadline (none last), then submission, then job.
+fn deadline_order(ctx: &Ctx<'_>) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..ctx.active.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (ja, jb) = (&ctx.w.jobs[ctx.active[a]], &ctx.w.jobs[ctx.active[b]]);
+        let da = ja.deadline.unwrap_or(f64::INFINITY);
+        let db = jb.deadline.unwrap_or(f64::INFINITY);
+        da.total_cmp(&db)
+            .then(ja.submit.total_cmp(&jb.submit))
+            .then(ctx.active[a].cmp(&ctx.active[b]))
+    });
+    order
+}
+
 impl Policy for Edf {
     fn name(&self) -> String {
         "edf".into()
     }
 
     fn allocate(&mut self, ctx: &Ctx<'_>, out: &mut [Option<Alloc>]) {
-        let mut order: Vec<usize> = (0..ctx.active.len()).collect();
-        order.sort_by(|&a, &b| {
-            let (ja, jb) = (&ctx.w.jobs[ctx.active[a]], &ctx.w.jobs[ctx.active[b]]);
-            let da = ja.deadline.unwrap_or(f64::INFINITY);
-            let db = jb.deadline.unwrap_or(f64::INFINITY);
-            da.total_cmp(&db)
-                .then(ja.submit.total_cmp(&jb.submit))
-                .then(ctx.active[a].cmp(&ctx.active[b]))
-        });
-        fill_requested(ctx, &order, out, false);
+        fill_requested(ctx, &deadline_order(ctx), out, false);
     }
 }
 
@@ -38,15 +43,8 @@ impl Policy for EdfElastic {
     }
 
     fn allocate(&mut self, ctx: &Ctx<'_>, out: &mut [Option<Alloc>]) {
-        let mut order: Vec<usize> = (0..ctx.active.len()).collect();
-        order.sort_by(|&a, &b| {
-            let (ja, jb) = (&ctx.w.jobs[ctx.active[a]], &ctx.w.jobs[ctx.active[b]]);
-            let da = ja.deadline.unwrap_or(f64::INFINITY);
-            let db = jb.deadline.unwrap_or(f64::INFINITY);
-            da.total_cmp(&db).then(ctx.active[a].cmp(&ctx.active[b]))
-        });
         let mut free = ctx.w.cluster.capacity.clone();
-        for k in order {
+        for k in deadline_order(ctx) {
             let job = &ctx.w.jobs[ctx.active[k]];
             if !job.elastic {
                 if let Some(t) = super::pick_type(job, None, job.req, &free, 0.0) {
