@@ -192,6 +192,25 @@ mod tests {
     }
 
     #[test]
+    fn measured_counts_only() {
+        let c = Curve::new(vec![(1, 10.0), (2, 18.0), (4, 30.0), (8, 40.0)], vec![], false).unwrap();
+        let m = c.restricted(4, true).unwrap();
+        assert_eq!(m.measured(), &[(1, 10.0), (2, 18.0), (4, 30.0)]);
+        assert!(m.is_measured(2) && !m.is_measured(3) && !m.is_measured(8));
+        assert_eq!((m.floor_count(3), m.floor_count(100), m.largest_count()), (2, 4, 4));
+        assert_eq!(m.counts_up_to(3).collect::<Vec<_>>(), vec![1, 2]);
+        // Interpolating curves allow every count.
+        assert_eq!((c.floor_count(3), c.counts_up_to(3).count()), (3, 3));
+        // A belief on the truth's counts: the other curve's figures there.
+        let other = Curve::new(vec![(1, 20.0), (8, 100.0)], vec![], false).unwrap();
+        let b = m.with_rates_of(&other).unwrap();
+        assert!(b.discrete);
+        assert_eq!(b.measured().iter().map(|p| p.0).collect::<Vec<_>>(), vec![1, 2, 4]);
+        assert_eq!(b.r(1), 20.0);
+        assert!(c.restricted(0, true).is_none());
+    }
+
+    #[test]
     fn below_smallest_count_scales_from_origin() {
         let c = Curve::new(vec![(2, 10.0), (4, 16.0)], vec![], false).unwrap();
         assert_eq!(c.rate(1), (5.0, true));
