@@ -298,8 +298,11 @@ impl Policy for Planner {
         // ones, stopping once no GPU is left.
         let mut sorted: Vec<(u8, i64, f64, usize, usize)> = Vec::new();
         pos.resize(n, 0);
+        // GPUs every active job would take at its base count (or what it holds).
+        let mut demand: u64 = 0;
         for (k, &j) in ctx.active.iter().enumerate() {
             pos[j] = k;
+            demand += base_of(j).max(ctx.st[j].alloc.map_or(0, |a| a.1)) as u64;
             let rejected = self.rejected.contains(&j);
             if ctx.st[j].alloc.is_none() && !hetero {
                 if rejected {
@@ -328,8 +331,13 @@ impl Policy for Planner {
             }
         }
         self.pos = pos;
-        // Keys end in the job index, so an unstable sort is deterministic.
-        sorted.sort_unstable_by(by_place);
+        // When every job gets its base count and keeps what it holds anyway,
+        // the order changes nothing (growth goes by marginal gain): no sort.
+        let all_fit = w.cluster.gpu_types.len() == 1 && obj != Objective::Deadline && demand <= w.cluster.total_gpus();
+        if !all_fit {
+            // Keys end in the job index, so an unstable sort is deterministic.
+            sorted.sort_unstable_by(by_place);
+        }
         let mut waiting = waiting_queue.merge();
         let mut next_sorted = 0;
         let mut order: Vec<(u8, i64, f64, usize, usize)> = Vec::new();
