@@ -62,9 +62,9 @@ PRED=$OUT/predicted-resnet50
   --batch-size 64 --gpus 1,2,4,8,16,32,64 --gradient-bytes 102228128 --out "$PRED" > "$PRED.out"
 touch "$OUT/rows.txt"
 row() {  # trace spec system schedule dir wall: replaces the pair's earlier row for that schedule
-  grep -v "^$1 $2 $3 $4 " "$OUT/rows.txt" > "$OUT/rows.tmp" || true
-  echo "$*" >> "$OUT/rows.tmp"
-  mv "$OUT/rows.tmp" "$OUT/rows.txt"
+  grep -v "^$1 $2 $3 $4 " "$OUT/rows.txt" > "$OUT/rows.tmp.$$" || true
+  echo "$*" >> "$OUT/rows.tmp.$$"
+  mv "$OUT/rows.tmp.$$" "$OUT/rows.txt"
 }
 for pair in "${PAIRS[@]}"; do
   trace=${pair%%:*}; spec=${pair##*:}
@@ -91,7 +91,10 @@ for pair in "${PAIRS[@]}"; do
     --rules elasticflow --policy dlas-gpu --out "$d/tracecast-dlas")
   row "$trace" "$spec" tracecast dlas-gpu "$d/tracecast-dlas" "$wall"
   for sched in ${EF_SCHEDULES:-ef-accessctrl edf}; do
-    if [ "${EF_REUSE:-0}" = 1 ] && [ -f "$d/$sched/summary.json" ]; then continue; fi
+    if [ "${EF_REUSE:-0}" = 1 ] && [ -f "$d/$sched/summary.json" ]; then
+      row "$trace" "$spec" elasticflow "$sched" "$d/$sched" -
+      continue
+    fi
     EF_TIMEOUT=$LIMIT "$EF" "$jobs" "$spec" "$sched" "$d/$sched" > "$d/$sched.line" 2> "$d/$sched.err" || true
     tail -n 1 "$d/$sched.line" >&2
     row "$trace" "$spec" elasticflow "$sched" "$d/$sched" -
