@@ -137,7 +137,7 @@ demo: build clean-demo
 	@echo "   the model is in $(DEMO)/model (model.txt, model.json, report.md, metrics.json, scatter.svg, importance.svg);"
 	@echo "   the predictions are in $(DEMO)/predict (steps/traces .parquet + .csv, throughput.csv, elasticflow/);"
 	@echo "   the schedules, their metrics and pictures are in $(DEMO)/plan-predicted and $(DEMO)/plan"
-	@echo "   (schedule.json, schedule.csv, metrics.json, comparison.md, gantt.svg, utilization.svg)."
+	@echo "   (schedule.json, schedule.csv, jobs.csv, metrics.json, comparison.md, gantt.svg, utilization.svg)."
 
 clean-demo:
 	@rm -rf $(DEMO)

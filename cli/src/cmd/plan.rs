@@ -22,8 +22,9 @@ use tracecast_plan::workload::Penalty;
 ///                 type), or Gavel's throughput JSON; repeat to merge
 ///
 /// Writes into --out: schedule.json (per job, segments of [start, end) with
-/// GPU type, count and nodes), schedule.csv (one row per segment),
-/// metrics.json, gantt.svg and utilization.svg, and prints a summary. Every
+/// GPU type, count and nodes), schedule.csv (one row per segment), jobs.csv
+/// (each job's outcome), metrics.json, gantt.svg and utilization.svg, and
+/// prints a summary. Every
 /// schedule is verified (GPU capacity, no self-overlap, all work done)
 /// before it is written.
 ///

@@ -13,7 +13,9 @@ use super::plan::InputArgs;
 /// submission, changes a rigid job's GPU count, does not finish a job's
 /// iterations (replayed on the true throughputs, with the restart cost
 /// --restart-s after every change), or records another restart_s than
-/// --restart-s. Prints the metrics of a valid schedule.
+/// --restart-s. Under --rules elasticflow it also rejects counts the table did
+/// not measure, changes between decision rounds and rejections, and replays
+/// ElasticFlow's per-round overheads. Prints the metrics of a valid schedule.
 ///
 /// Example:
 ///   tracecast verify --jobs fixtures/plan/jobs.csv --cluster fixtures/plan/cluster.toml \
