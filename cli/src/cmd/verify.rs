@@ -14,8 +14,10 @@ use super::plan::InputArgs;
 /// iterations (replayed on the true throughputs, with the restart cost
 /// --restart-s after every change), or records another restart_s than
 /// --restart-s. Under --rules elasticflow it also rejects counts the table did
-/// not measure, changes between decision rounds and rejections, and replays
-/// ElasticFlow's per-round overheads. Prints the metrics of a valid schedule.
+/// not measure and changes between decision rounds, and replays ElasticFlow's
+/// per-round overheads; only these rules let a job be rejected by admission
+/// control (it must have a deadline and hold no GPUs). Prints the metrics of a
+/// valid schedule.
 ///
 /// Example:
 ///   tracecast verify --jobs fixtures/plan/jobs.csv --cluster fixtures/plan/cluster.toml \
