@@ -85,7 +85,7 @@ fn main() -> ExitCode {
         Command::Scaling(args) => cmd::scaling::run(args),
         Command::Synth(args) => cmd::synth::run(args),
         Command::Probe(args) => cmd::probe::run(args),
-        Command::Plan(args) => cmd::plan::run(args),
+        Command::Plan(args) => cmd::plan::run(args, &ui),
         Command::Simulate(args) => cmd::simulate::run(args),
         Command::Verify(args) => cmd::verify::run(args),
     };

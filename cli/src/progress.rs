@@ -1,6 +1,8 @@
 //! Progress bars, shown only on a terminal and never with `--quiet`.
 
 use std::io::IsTerminal;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
@@ -29,6 +31,29 @@ impl Ui {
         bar.set_style(ProgressStyle::with_template(template).expect("static template"));
         bar.set_message(message.to_string());
         bar
+    }
+
+    /// A `(done, total)` callback that shows a bar only once `after` has
+    /// passed (most plans take milliseconds), and finishes it at `total`.
+    pub fn late_bar(&self, after: Duration, message: &str) -> impl Fn(u64, u64) + Sync + use<> {
+        let (show, start, message) = (self.show, Instant::now(), message.to_string());
+        let bar: OnceLock<ProgressBar> = OnceLock::new();
+        move |done, total| {
+            if !show || (bar.get().is_none() && start.elapsed() < after) {
+                return;
+            }
+            let b = bar.get_or_init(|| {
+                let b = ProgressBar::new(total);
+                let style = "{msg} [{elapsed_precise}] {wide_bar} {pos}/{len} (eta {eta})";
+                b.set_style(ProgressStyle::with_template(style).expect("static template"));
+                b.set_message(message.clone());
+                b
+            });
+            b.set_position(done);
+            if done >= total {
+                b.finish_and_clear();
+            }
+        }
     }
 
     /// A spinner with elapsed time, for work of unknown length (a model fit).

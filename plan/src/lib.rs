@@ -124,6 +124,16 @@ pub struct RunResult {
 
 /// Run a policy by name (see [`registry::POLICIES`]), verify its schedule and score it.
 pub fn run_policy(w: &Workload, name: &str, cfg: &PlannerConfig) -> Result<RunResult> {
+    run_policy_reporting(w, name, cfg, &|_, _| {})
+}
+
+/// [`run_policy`], reporting (jobs done, jobs) to `progress` as it goes.
+pub fn run_policy_reporting(
+    w: &Workload,
+    name: &str,
+    cfg: &PlannerConfig,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Result<RunResult> {
     let mut policy = registry::by_name(name, cfg).ok_or_else(|| {
         PlanError::Inconsistent(format!(
             "unknown policy `{name}` (known: {})",
@@ -136,6 +146,7 @@ pub fn run_policy(w: &Workload, name: &str, cfg: &PlannerConfig) -> Result<RunRe
         policy.as_mut(),
         simulator::EngineOpts {
             restart_s: cfg.restart_s,
+            progress,
         },
     )?;
     let planning = start.elapsed().as_secs_f64();

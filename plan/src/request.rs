@@ -12,7 +12,7 @@ use crate::registry::{BASELINES, POLICIES};
 use crate::workload::Workload;
 use crate::{
     ErrorExperiment, RunResult, belief_from_table, comparison_table, prediction_error, run_policies, run_policy,
-    throughput, write_outputs,
+    run_policy_reporting, throughput, write_outputs,
 };
 
 /// The throughputs the planner believes.
@@ -35,6 +35,8 @@ pub struct PlanRequest<'a> {
     /// Also run every baseline and write `comparison.md`.
     pub compare: bool,
     pub out: &'a Path,
+    /// Told (jobs done, jobs) while the plan written is made.
+    pub progress: &'a (dyn Fn(u64, u64) + Sync),
 }
 
 pub struct PlanOutcome {
@@ -81,7 +83,7 @@ pub fn plan(req: &PlanRequest<'_>) -> Result<PlanOutcome> {
             )
         }
     };
-    let planned = run_policy(belief.as_ref().unwrap_or(w), &policy, req.config)?;
+    let planned = run_policy_reporting(belief.as_ref().unwrap_or(w), &policy, req.config, req.progress)?;
     let mut files = write_outputs(req.out, w, &planned)?;
     let write = |name: &str, text: String| -> Result<PathBuf> {
         let path = req.out.join(name);

@@ -86,11 +86,16 @@ pub trait Policy: Send {
     }
 }
 
-#[derive(Clone, Copy, Debug)]
-pub struct EngineOpts {
+#[derive(Clone, Copy)]
+pub struct EngineOpts<'a> {
     /// Seconds without progress after each start but the first.
     pub restart_s: f64,
+    /// Called now and then with (jobs done or rejected, jobs).
+    pub progress: &'a (dyn Fn(u64, u64) + Sync),
 }
+
+/// Events between two progress reports.
+const PROGRESS_EVERY: u64 = 1024;
 
 /// A time ordered totally, for the completion heap.
 #[derive(PartialEq)]
@@ -107,7 +112,7 @@ impl Ord for At {
     }
 }
 
-pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts) -> Result<Schedule> {
+pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Result<Schedule> {
     let n = w.jobs.len();
     let mut order: Vec<usize> = (0..n).collect();
     order.sort_by(|&a, &b| w.jobs[a].submit.total_cmp(&w.jobs[b].submit).then(a.cmp(&b)));
@@ -180,6 +185,9 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts) -> Result<Sc
         now = now.max(t);
         events += 1;
         rounds.push(now);
+        if events.is_multiple_of(PROGRESS_EVERY) {
+            (opts.progress)((n - active.len() - (order.len() - ai)) as u64, n as u64);
+        }
 
         // Completions due now (exactly: `now` is the earliest completion when one is next).
         while let Some(Reverse((At(tf), j, v))) = heap.peek() {
@@ -290,6 +298,7 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts) -> Result<Sc
             active: &active,
         });
     }
+    (opts.progress)(n as u64, n as u64);
     tracing::debug!(policy = %policy.name(), events, "simulated");
     Ok(Schedule {
         policy: policy.name(),

@@ -441,3 +441,19 @@ fn elasticflows_edf_gives_the_earliest_deadline_its_largest_count() {
         "dlas-gpu"
     );
 }
+
+#[test]
+fn progress_ends_at_every_job_done() {
+    let w = elasticflow_workload();
+    let last = std::sync::Mutex::new((0, 0));
+    let cfg = PlannerConfig {
+        objective: Objective::Deadline,
+        ..Default::default()
+    };
+    tracecast_plan::run_policy_reporting(&w, "plan-deadline", &cfg, &|done, total| {
+        *last.lock().unwrap() = (done, total)
+    })
+    .unwrap();
+    // The rejected job counts as done: nothing is left to plan.
+    assert_eq!(*last.lock().unwrap(), (4, 4));
+}

@@ -229,7 +229,10 @@ pub fn describe_inputs(args: &InputArgs, inputs: &Inputs) -> String {
     )
 }
 
-pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
+/// A plan taking longer than this shows a progress bar.
+const PLAN_BAR_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
+
+pub fn run(args: PlanArgs, ui: &crate::progress::Ui) -> anyhow::Result<ExitCode> {
     let objective = match args.objective {
         ObjectiveArg::Jct => Objective::Jct,
         ObjectiveArg::Makespan => Objective::Makespan,
@@ -254,6 +257,7 @@ pub fn run(args: PlanArgs) -> anyhow::Result<ExitCode> {
         belief,
         compare: args.compare,
         out: &args.out,
+        progress: &ui.late_bar(PLAN_BAR_AFTER, "planning (jobs done)"),
     })
     .with_context(|| format!("plan-{}", objective.name()))?;
     if outcome.belief_fallbacks > 0
