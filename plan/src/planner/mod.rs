@@ -113,6 +113,8 @@ pub struct Planner {
     queue: queue::WaitQueue,
     /// Each active job's position in `ctx.active` at this event.
     pos: Vec<usize>,
+    /// Per job: the fewest GPUs it starts with (constant, so cached).
+    base: Vec<u32>,
 }
 
 impl Planner {
@@ -130,6 +132,7 @@ impl Planner {
             round_interval: 0.0,
             queue: queue::WaitQueue::default(),
             pos: Vec::new(),
+            base: Vec::new(),
         }
     }
 
@@ -205,6 +208,17 @@ impl Policy for Planner {
                 .iter()
                 .map(|j| j.belief_rate(j.best_type(j.req), j.req))
                 .collect();
+            self.base = w
+                .jobs
+                .iter()
+                .map(|j| {
+                    if j.elastic && cfg.elastic {
+                        j.first_count()
+                    } else {
+                        j.req
+                    }
+                })
+                .collect();
             let ef = (w.rules.overhead == Overhead::ElasticFlow).then(|| EfOverhead::new(w.cluster.total_gpus()));
             // Per-round charges: the base (2 s, 7 s on 256+ GPUs) every round.
             self.round_base = match ef {
@@ -278,14 +292,7 @@ impl Policy for Planner {
                 .then(a.2.total_cmp(&b.2))
                 .then(a.3.cmp(&b.3))
         };
-        let base_of = |j: usize| {
-            let job = &w.jobs[j];
-            if job.elastic && cfg.elastic {
-                job.first_count()
-            } else {
-                job.req
-            }
-        };
+        let base_of = |j: usize| self.base[j];
         // 2. Base counts. `jct` and `deadline` hand out GPU types in order (the
         // most urgent jobs get the fastest type). `makespan` with several types
         // decides who runs in order against the total, then hands out types by
@@ -393,11 +400,7 @@ impl Policy for Planner {
                     None => {}
                 }
             }
-            let base = if job.elastic && cfg.elastic {
-                job.first_count()
-            } else {
-                job.req
-            };
+            let base = self.base[j];
             if hetero {
                 if base as u64 <= budget {
                     budget -= base as u64;
@@ -435,11 +438,7 @@ impl Policy for Planner {
             // Backfill what per-type fragmentation left, in order.
             for &(_, _, _, j, k) in &order {
                 let job = &w.jobs[j];
-                let base = if job.elastic && cfg.elastic {
-                    job.first_count()
-                } else {
-                    job.req
-                };
+                let base = self.base[j];
                 if out[k].is_none()
                     && let Some(t) = pick_type(job, ctx.st[j].alloc.map(|a| a.0), base, &free, cfg.type_min_ratio)
                 {
