@@ -81,7 +81,8 @@ pub fn load(
 /// The workload with the planner's belief taken from another throughput table
 /// (e.g. `tracecast predict` output) while the truth stays; jobs or GPU types
 /// the belief table lacks keep the truth. Returns the count of such fallbacks.
-/// Under rules that allow only measured counts, the belief keeps the truth's counts.
+/// Under rules that allow only measured counts, the belief keeps the truth's
+/// counts within the planner's caps.
 pub fn belief_from_table(w: &Workload, table: &throughput::ThroughputTable) -> (Workload, usize) {
     let mut cache = throughput::CurveCache::default();
     let mut fallbacks = 0;
@@ -102,8 +103,9 @@ pub fn belief_from_table(w: &Workload, table: &throughput::ThroughputTable) -> (
             let believed = cache
                 .get(table, &jt, t as u16, &w.cluster.gpu_types[t], job.batch_size)
                 .and_then(|c| workload::restrict(&c, cap, &w.rules))
-                .and_then(|c| match &job.truth[t] {
-                    Some(truth) if truth.discrete => truth.with_rates_of(&c).map(std::sync::Arc::new),
+                // On the counts the planner may use (the truth's, within its caps).
+                .and_then(|c| match &job.belief[t] {
+                    Some(counts) if counts.discrete => counts.with_rates_of(&c).map(std::sync::Arc::new),
                     _ => Some(c),
                 });
             match believed {
