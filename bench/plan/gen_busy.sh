@@ -5,11 +5,12 @@
 # 82,247, the size of the Philly trace) whose average GPU demand over the
 # submission span is DEMAND_GPUS (default 600): on 1024 GPUs little queues,
 # on 512 and fewer the queue grows without bound during bursts.
-# Shapes follow what the Philly trace (Jeon et al., ATC'19) reports: most
-# jobs take one GPU (1: 75%, 2: 6%, 4: 8%, 8: 8%, 16: 2%, 32: 1%), run
-# times are log-normal around a 20-minute median (sigma 2, capped at 30
-# days), and arrivals are Poisson with a daily cycle (twice the rate at the
-# day's peak as at its trough).
+# The shapes are Philly-like (Jeon et al., ATC'19: mostly one-GPU jobs,
+# heavy-tailed run times), with this generator's own numbers, not fitted to
+# the trace: GPUs 1: 75%, 2: 6%, 4: 8%, 8: 8%, 16: 2%, 32: 1%; run times
+# log-normal around a 20-minute median (sigma 2, capped at 30 days);
+# Poisson arrivals with a daily cycle (the rate swings between 0 and twice
+# the mean).
 set -euo pipefail
 out=${1:?usage: gen_busy.sh OUTFILE [JOBS] [DEMAND_GPUS] [SEED]}
 jobs=${2:-82247}
