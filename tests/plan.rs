@@ -458,3 +458,30 @@ fn elasticflow_rules_plan_verify_and_report_rejections() {
     assert!(e.contains("job `j2`: job type `mystery`"), "{e}");
     assert!(e.contains("which rules `elasticflow` need"), "{e}");
 }
+
+#[test]
+fn single_rules_can_be_overridden_and_verify_holds_to_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("measured");
+    let o = out.to_str().unwrap();
+    let rules = ["--counts", "measured", "--admission", "reject"];
+    let mut extra = vec!["--objective", "deadline", "--out", o];
+    extra.extend(rules);
+    let stdout = run_ok("plan", &FIX, &extra);
+    assert!(
+        stdout.contains("rules:      simple+counts=measured+admission=reject"),
+        "{stdout}"
+    );
+    let m = json(&out.join("metrics.json"));
+    assert_eq!(m["unmeasured_gpu_share"], 0.0);
+    assert_eq!(m["interpolated_segments"], 0);
+    let sched = out.join("schedule.json");
+    let mut v = vec!["--schedule", sched.to_str().unwrap()];
+    v.extend(rules);
+    assert!(run_ok("verify", &FIX, &v).contains("valid"));
+    // Without the overrides the replay is under other rules, and says so.
+    let mut a = vec!["verify".to_string()];
+    a.extend(with(&FIX, &["--schedule", sched.to_str().unwrap()]));
+    let e = fails(&a.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(e.contains("the replay is under `simple`"), "{e}");
+}

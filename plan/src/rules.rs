@@ -32,6 +32,15 @@ pub enum Counts {
     Measured,
 }
 
+impl Counts {
+    pub fn name(self) -> &'static str {
+        match self {
+            Counts::Interpolated => "interpolated",
+            Counts::Measured => "measured",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Overhead {
@@ -48,6 +57,15 @@ pub enum Admission {
     BestEffort,
     /// A deadline job may be rejected on arrival: it never runs and counts as missed.
     Reject,
+}
+
+impl Admission {
+    pub fn name(self) -> &'static str {
+        match self {
+            Admission::BestEffort => "best_effort",
+            Admission::Reject => "reject",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -99,6 +117,24 @@ impl Rules {
             round_gap_s: 60.0,
             placement_penalty: false,
         }
+    }
+
+    /// These rules with GPU counts as `counts` allows (named `<set>+counts=...` when that changes them).
+    pub fn with_counts(mut self, counts: Counts) -> Rules {
+        if self.counts != counts {
+            self.counts = counts;
+            self.name = format!("{}+counts={}", self.name, counts.name());
+        }
+        self
+    }
+
+    /// These rules with admission as `admission` (named `<set>+admission=...` when that changes them).
+    pub fn with_admission(mut self, admission: Admission) -> Rules {
+        if self.admission != admission {
+            self.admission = admission;
+            self.name = format!("{}+admission={}", self.name, admission.name());
+        }
+        self
     }
 
     /// The most GPUs any policy may give a job of this model and global batch
@@ -256,6 +292,18 @@ mod tests {
         assert_eq!(r.cap(Some("resnet50"), Some(256)), 64);
         assert_eq!(Rules::default().cap(Some("bert"), Some(64)), u32::MAX);
         assert_eq!(Rules::default().planner_cap(Some("bert"), Some(64)), u32::MAX);
+    }
+
+    #[test]
+    fn one_rule_changed_is_named() {
+        let r = Rules::default().with_counts(Counts::Measured);
+        assert_eq!(
+            (r.name.as_str(), r.counts),
+            ("simple+counts=measured", Counts::Measured)
+        );
+        assert_eq!(Rules::elasticflow().with_counts(Counts::Measured), Rules::elasticflow());
+        let r = Rules::default().with_admission(Admission::Reject);
+        assert_eq!(r.name, "simple+admission=reject");
     }
 
     #[test]

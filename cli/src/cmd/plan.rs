@@ -7,7 +7,7 @@ use tracecast_plan::Inputs;
 use tracecast_plan::perturb::ErrorDist;
 use tracecast_plan::planner::{Objective, PlannerConfig};
 use tracecast_plan::request::{Belief, PlanRequest, plan};
-use tracecast_plan::rules::Rules;
+use tracecast_plan::rules::{Admission, Counts, Rules};
 use tracecast_plan::workload::Penalty;
 
 /// Plan a cluster schedule: job order, elastic GPU counts over time, placement.
@@ -113,6 +113,27 @@ pub struct InputArgs {
     /// refuses never run and count as missed; no placement penalty.
     #[arg(long, value_enum, default_value_t = RulesArg::Simple)]
     pub rules: RulesArg,
+    /// Override the rule set's GPU counts: `measured` allows only counts the
+    /// throughput table measured, `interpolated` any count (the rules' name
+    /// then says so, e.g. `simple+counts=measured`).
+    #[arg(long, value_enum)]
+    pub counts: Option<CountsArg>,
+    /// Override the rule set's admission: `reject` lets the deadline planner
+    /// refuse jobs (they never run and count as missed), `best-effort` runs them.
+    #[arg(long, value_enum)]
+    pub admission: Option<AdmissionArg>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum CountsArg {
+    Measured,
+    Interpolated,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+pub enum AdmissionArg {
+    Reject,
+    BestEffort,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -153,6 +174,24 @@ pub struct PlannerArgs {
 }
 
 impl InputArgs {
+    /// The rule set, with any rule overridden.
+    fn rules(&self) -> Rules {
+        let mut rules = self.rules.rules();
+        if let Some(c) = self.counts {
+            rules = rules.with_counts(match c {
+                CountsArg::Measured => Counts::Measured,
+                CountsArg::Interpolated => Counts::Interpolated,
+            });
+        }
+        if let Some(a) = self.admission {
+            rules = rules.with_admission(match a {
+                AdmissionArg::Reject => Admission::Reject,
+                AdmissionArg::BestEffort => Admission::BestEffort,
+            });
+        }
+        rules
+    }
+
     pub fn load(&self) -> anyhow::Result<Inputs> {
         for (name, v) in [
             ("--node-penalty", self.node_penalty),
@@ -172,7 +211,7 @@ impl InputArgs {
             &self.throughput,
             self.gpu_type.as_deref(),
             penalty,
-            &self.rules.rules(),
+            &self.rules(),
         )?;
         if !inputs.skipped.is_empty() {
             tracing::warn!(
