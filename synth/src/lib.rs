@@ -187,6 +187,19 @@ impl Writer<'_> {
         self.out.push_str(body);
         self.out.push('}');
     }
+    /// A CUDA runtime call on the CPU thread, correlated to its GPU work by `corr`.
+    fn runtime_call(&mut self, name: &str, start: i64, dur: i64, corr: u64) {
+        let body = format!(
+            "\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{name}\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"correlation\": {corr}, \"{}\": {corr}}}",
+            self.cat("cuda_runtime"),
+            self.pid,
+            self.cpu_tid(),
+            self.ts(start),
+            self.dur(dur),
+            self.ext_key()
+        );
+        self.event(&body);
+    }
     fn cpu_span(&mut self, cat: &'static str, name: &str, start: i64, dur: i64, ext: u64, args: &str) {
         let body = format!(
             "\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}{}}}",
@@ -238,16 +251,7 @@ pub fn generate(spec: &SynthSpec, rank: u32, out: &mut impl Write) -> io::Result
         let copy_ns = 20_000 + rng.range(0, 5_000) as i64;
         let corr = correlation;
         correlation += 1;
-        let launch = format!(
-            "\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"cudaMemcpyAsync\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"correlation\": {corr}, \"{}\": {corr}}}",
-            w.cat("cuda_runtime"),
-            w.pid,
-            w.cpu_tid(),
-            w.ts(cpu),
-            w.dur(8_000),
-            w.ext_key()
-        );
-        w.event(&launch);
+        w.runtime_call("cudaMemcpyAsync", cpu, 8_000, corr);
         stats.launches += 1;
         gpu = gpu.max(cpu + 3_000);
         let copy = format!(
@@ -343,16 +347,7 @@ pub fn generate(spec: &SynthSpec, rank: u32, out: &mut impl Write) -> io::Result
             let corr = correlation;
             correlation += 1;
             let elems = 1_048_576 * spec.layers as u64;
-            let launch = format!(
-                "\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"cudaLaunchKernel\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"correlation\": {corr}, \"{}\": {corr}}}",
-                w.cat("cuda_runtime"),
-                w.pid,
-                w.cpu_tid(),
-                w.ts(cpu),
-                w.dur(6_000),
-                w.ext_key()
-            );
-            w.event(&launch);
+            w.runtime_call("cudaLaunchKernel", cpu, 6_000, corr);
             stats.launches += 1;
             let k_start = gpu.max(cpu + 5_000);
             let k_dur = 200_000 + rng.range(0, 50_000) as i64;
