@@ -143,6 +143,8 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
     let (mut now, mut ai, mut wake) = (f64::NEG_INFINITY, 0usize, None::<f64>);
     let mut events = 0u64;
     let gap = w.rules.round_gap_s;
+    // The rounds matter only where the rules space them or charge per round.
+    let keep_rounds = gap > 0.0 || w.rules.overhead == Overhead::ElasticFlow;
     let mut rounds: Vec<f64> = Vec::new();
     let mut rejected = vec![false; n];
     let ef = (w.rules.overhead == Overhead::ElasticFlow).then(|| EfOverhead::new(w.cluster.total_gpus()));
@@ -184,7 +186,9 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
         };
         now = now.max(t);
         events += 1;
-        rounds.push(now);
+        if keep_rounds {
+            rounds.push(now);
+        }
         if events.is_multiple_of(PROGRESS_EVERY) {
             (opts.progress)((n - active.len() - (order.len() - ai)) as u64, n as u64);
         }
@@ -305,7 +309,7 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
         restart_s: flat_restart,
         penalty: w.penalty,
         rules: w.rules.clone(),
-        rounds: if gap > 0.0 || ef.is_some() { rounds } else { Vec::new() },
+        rounds,
         rejected,
         segments: segs,
     })

@@ -92,6 +92,12 @@ pub struct Costs {
 }
 
 impl Costs {
+    /// Seconds from `now` a job due at `deadline` may plan to run: its GPUs
+    /// handed back by the deadline, less the margin.
+    pub fn slack(&self, deadline: f64, now: f64) -> f64 {
+        (deadline - self.release_lag - now) * (1.0 - self.margin)
+    }
+
     /// Seconds a (re)start to `gpus` GPUs costs.
     pub fn change_cost(&self, gpus: u32) -> f64 {
         self.ef.map_or(self.restart_s, |ef| ef.change_cost(gpus))
@@ -176,7 +182,7 @@ fn plan_edf(ctx: &Ctx<'_>, jobs: &mut [Demand], costs: &Costs) -> Vec<usize> {
     let mut failed = Vec::new();
     for d in jobs.iter() {
         let job = &ctx.w.jobs[d.j];
-        let due = now + (d.deadline - costs.release_lag - now) * (1.0 - costs.margin) - d.delay;
+        let due = now + costs.slack(d.deadline, now) - d.delay;
         let mut placed = false;
         // Types fastest first at the job's request.
         let mut types: Vec<(usize, &Curve)> = job

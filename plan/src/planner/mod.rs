@@ -270,18 +270,30 @@ impl Policy for Planner {
         // 1. Order: (class, -priority, key, job), smallest first.
         let mut waiting_queue = std::mem::take(&mut self.queue);
         let mut pos = std::mem::take(&mut self.pos);
+        // Starving jobs, admitted deadline jobs, the rest.
+        let class_of = |j: usize| -> u8 {
+            if self.promoted[j] {
+                0
+            } else if self.admitted[j] == Some(true) {
+                1
+            } else {
+                2
+            }
+        };
         let place = |j: usize| -> (u8, i64, f64) {
             let job = &w.jobs[j];
             let s = &ctx.st[j];
-            let (class, key) = if self.promoted[j] {
-                (0, s.waiting_since)
-            } else if self.admitted[j] == Some(true) {
-                (1, job.deadline.unwrap_or(f64::INFINITY))
-            } else {
-                let g = self.remaining_gpu_time(ctx, j);
-                match obj {
-                    Objective::Makespan => (2, -g),
-                    _ => (2, if s.alloc.is_some() { g * cfg.keep_factor } else { g }),
+            let class = class_of(j);
+            let key = match class {
+                0 => s.waiting_since,
+                1 => job.deadline.unwrap_or(f64::INFINITY),
+                _ => {
+                    let g = self.remaining_gpu_time(ctx, j);
+                    match obj {
+                        Objective::Makespan => -g,
+                        _ if s.alloc.is_some() => g * cfg.keep_factor,
+                        _ => g,
+                    }
                 }
             };
             (class, -job.priority, key)
@@ -317,14 +329,7 @@ impl Policy for Planner {
                     continue;
                 }
                 // A waiting job's place changes only with its class.
-                let class = if self.promoted[j] {
-                    0
-                } else if self.admitted[j] == Some(true) {
-                    1
-                } else {
-                    2
-                };
-                if waiting_queue.class_of(j) == Some(class) {
+                if waiting_queue.class_of(j) == Some(class_of(j)) {
                     continue;
                 }
                 let (class, prio, key) = place(j);
@@ -384,8 +389,7 @@ impl Policy for Planner {
                     0.0
                 };
                 // Aim to finish with a margin: placement penalties and later restarts eat into the slack.
-                let slack =
-                    (job.deadline.unwrap() - costs.release_lag - now) * (1.0 - costs.margin) * (1.0 - costs.derate);
+                let slack = costs.slack(job.deadline.unwrap(), now) * (1.0 - costs.derate);
                 match deadline::fewest_gpus(job, cur, rem, slack, restart, &free) {
                     Some((t, g)) => {
                         free[t as usize] -= g;
@@ -413,10 +417,11 @@ impl Policy for Planner {
         }
         drop(waiting);
         self.queue = waiting_queue;
-        // Jobs starting now leave the queue (one may be done before the next event).
-        for (k, a) in out.iter().enumerate() {
-            if a.is_some() {
-                self.queue.set(ctx.active[k], None);
+        // Jobs starting now leave the queue (one may be done before the next
+        // event); only jobs the loop above reached got GPUs.
+        for &(_, _, _, j, k) in &order {
+            if out[k].is_some() {
+                self.queue.set(j, None);
             }
         }
         if hetero {
