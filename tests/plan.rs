@@ -456,6 +456,7 @@ fn elasticflow_rules_plan_verify_and_report_rejections() {
         o,
     ]);
     assert!(e.contains("job `j2`: job type `mystery`"), "{e}");
+    assert!(e.contains("ef.csv: job `j2`"), "the error names the job file: {e}");
     assert!(e.contains("which rules `elasticflow` need"), "{e}");
 }
 

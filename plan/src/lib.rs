@@ -69,7 +69,11 @@ pub fn load(
     };
     let cluster = cluster::read_cluster(cluster_path, &default_type)?;
     let set = jobs::read_jobs(jobs_path)?;
-    let workload = workload::price(&set.jobs, &cluster, &table, penalty, rules)?;
+    // A job the inputs cannot price is a problem of the job file: name it.
+    let workload = workload::price(&set.jobs, &cluster, &table, penalty, rules).map_err(|e| match e {
+        PlanError::Inconsistent(reason) => PlanError::file(jobs_path, reason),
+        e => e,
+    })?;
     Ok(Inputs {
         workload,
         job_format: set.format,
