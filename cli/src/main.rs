@@ -86,7 +86,7 @@ fn main() -> ExitCode {
         Command::Synth(args) => cmd::synth::run(args),
         Command::Probe(args) => cmd::probe::run(args),
         Command::Plan(args) => cmd::plan::run(args, &ui),
-        Command::Simulate(args) => cmd::simulate::run(args),
+        Command::Simulate(args) => cmd::simulate::run(args, &ui),
         Command::Verify(args) => cmd::verify::run(args),
     };
     match result {

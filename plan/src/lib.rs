@@ -10,6 +10,7 @@
 pub mod cluster;
 pub mod error;
 pub mod jobs;
+mod jobset;
 pub mod metrics;
 pub mod outcome;
 pub mod perturb;
@@ -28,6 +29,7 @@ pub mod verify;
 pub mod workload;
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -167,8 +169,25 @@ pub fn run_policy_reporting(
 }
 
 /// Run several policies in parallel; results in the order of `names`.
-pub fn run_policies(w: &Workload, names: &[&str], cfg: &PlannerConfig) -> Vec<Result<RunResult>> {
-    names.par_iter().map(|n| run_policy(w, n, cfg)).collect()
+/// `progress` gets (jobs done, jobs) summed over the runs.
+pub fn run_policies(
+    w: &Workload,
+    names: &[&str],
+    cfg: &PlannerConfig,
+    progress: &(dyn Fn(u64, u64) + Sync),
+) -> Vec<Result<RunResult>> {
+    let done: Vec<AtomicU64> = names.iter().map(|_| AtomicU64::new(0)).collect();
+    let total = w.jobs.len() as u64 * names.len() as u64;
+    names
+        .par_iter()
+        .enumerate()
+        .map(|(i, n)| {
+            run_policy_reporting(w, n, cfg, &|jobs_done, _| {
+                done[i].store(jobs_done, Ordering::Relaxed);
+                progress(done.iter().map(|d| d.load(Ordering::Relaxed)).sum(), total);
+            })
+        })
+        .collect()
 }
 
 /// Read a schedule file, verify it against the workload (with the workload's

@@ -37,6 +37,8 @@ pub struct PlanRequest<'a> {
     pub out: &'a Path,
     /// Told (jobs done, jobs) while the plan written is made.
     pub progress: &'a (dyn Fn(u64, u64) + Sync),
+    /// Told (jobs done, jobs) over the baselines' runs (`compare`).
+    pub baselines_progress: &'a (dyn Fn(u64, u64) + Sync),
 }
 
 pub struct PlanOutcome {
@@ -111,7 +113,10 @@ pub fn plan(req: &PlanRequest<'_>) -> Result<PlanOutcome> {
     }
     let comparison = if req.compare {
         let mut rows = vec![planned.metrics.clone()];
-        for (name, result) in BASELINES.iter().zip(run_policies(w, &BASELINES, req.config)) {
+        for (name, result) in BASELINES
+            .iter()
+            .zip(run_policies(w, &BASELINES, req.config, req.baselines_progress))
+        {
             let run = result.map_err(|e| PlanError::Inconsistent(format!("baseline {name}: {e}")))?;
             rows.push(run.metrics);
         }
@@ -150,6 +155,8 @@ pub struct SimulateRequest<'a> {
     /// Write the outputs here: one run's schedule files, or every run's
     /// `metrics-<policy>.json`; and `comparison.md`.
     pub out: Option<&'a Path>,
+    /// Called now and then with (jobs done, jobs) over all the policies' runs.
+    pub progress: &'a (dyn Fn(u64, u64) + Sync),
 }
 
 pub struct SimulateOutcome {
@@ -179,7 +186,7 @@ pub fn simulate(req: &SimulateRequest<'_>) -> Result<SimulateOutcome> {
             }
             let names: Vec<&str> = names.iter().map(String::as_str).collect();
             let mut results = Vec::new();
-            for (name, r) in names.iter().zip(run_policies(w, &names, req.config)) {
+            for (name, r) in names.iter().zip(run_policies(w, &names, req.config, req.progress)) {
                 results.push(r.map_err(|e| PlanError::Inconsistent(format!("simulate {name}: {e}")))?);
             }
             results

@@ -1,6 +1,7 @@
 //! The discrete-event engine. Events are arrivals, completions and wake-ups a
-//! policy asks for; at each, the policy says which GPU type and count every
-//! active job should hold, and the engine places the jobs that changed,
+//! policy asks for; at each, the policy names the jobs whose GPU type and
+//! count change (the baselines decide for every active job and the engine
+//! keeps the differences), and the engine places the jobs that changed,
 //! charges restarts and records segments. Progress always follows the *true*
 //! throughputs; policies decide on their belief (`PJob::belief`).
 
@@ -8,6 +9,7 @@ use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
 
 use crate::error::{PlanError, Result};
+use crate::jobset::JobSet;
 use crate::placement::{Placement, Placer, placed_rate};
 use crate::rules::{Admission, EfOverhead, Overhead, SeenSets};
 use crate::schedule::{Schedule, Segment};
@@ -68,21 +70,64 @@ pub struct Ctx<'a> {
     pub st: &'a [JobState],
     /// Jobs submitted and not finished.
     pub active: &'a [usize],
+    /// Jobs submitted since the last event (also in `active`).
+    pub arrived: &'a [usize],
 }
+
+/// A policy's decision at an event: (job, its new allocation) for each job
+/// whose allocation changes (`None` = it stops and waits).
+pub type Changes = Vec<(usize, Option<Alloc>)>;
 
 pub trait Policy: Send {
     fn name(&self) -> String;
-    /// Fill `out[k]` with the allocation of job `ctx.active[k]` (`None` = wait).
-    /// Per GPU type the counts must fit the cluster.
-    fn allocate(&mut self, ctx: &Ctx<'_>, out: &mut [Option<Alloc>]);
+    /// Push every active job whose allocation changes now; jobs not named keep
+    /// what they hold. Per GPU type the allocations after the changes must fit
+    /// the cluster. A policy that keeps its own record of which jobs run and
+    /// wait answers from the event's arrivals and completions, without
+    /// looking at every waiting job (planning a long queue stays fast).
+    fn decide(&mut self, ctx: &Ctx<'_>, changes: &mut Changes);
     /// An extra event time the policy needs (a queue threshold, a starvation bound).
     fn wakeup(&self, _ctx: &Ctx<'_>) -> Option<f64> {
         None
     }
-    /// Jobs the last `allocate` rejected (never to run; only under rules that
+    /// Jobs the last `decide` rejected (never to run; only under rules that
     /// allow rejection, and only jobs with a deadline that never held GPUs).
     fn take_rejected(&mut self) -> Vec<usize> {
         Vec::new()
+    }
+}
+
+/// A policy that decides every active job's allocation afresh at each event
+/// (the baselines): the engine keeps the allocations that differ.
+pub trait DensePolicy: Send {
+    fn name(&self) -> String;
+    /// Fill `out[k]` with the allocation of job `ctx.active[k]` (`None` = wait).
+    fn allocate(&mut self, ctx: &Ctx<'_>, out: &mut [Option<Alloc>]);
+    /// As [`Policy::wakeup`].
+    fn wakeup(&self, _ctx: &Ctx<'_>) -> Option<f64> {
+        None
+    }
+}
+
+impl<T: DensePolicy> Policy for T {
+    fn name(&self) -> String {
+        DensePolicy::name(self)
+    }
+
+    fn decide(&mut self, ctx: &Ctx<'_>, changes: &mut Changes) {
+        let mut out = vec![None; ctx.active.len()];
+        self.allocate(ctx, &mut out);
+        changes.extend(
+            ctx.active
+                .iter()
+                .zip(out)
+                .filter(|&(&j, target)| ctx.st[j].alloc != target)
+                .map(|(&j, target)| (j, target)),
+        );
+    }
+
+    fn wakeup(&self, ctx: &Ctx<'_>) -> Option<f64> {
+        DensePolicy::wakeup(self, ctx)
     }
 }
 
@@ -138,8 +183,14 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
     let mut pos: Vec<usize> = vec![usize::MAX; n];
     let mut heap: BinaryHeap<Reverse<(At, usize, u32)>> = BinaryHeap::new();
     let mut placer = Placer::new(&w.cluster);
-    let mut targets: Vec<Option<Alloc>> = Vec::new();
-    let mut changed: Vec<(usize, Alloc)> = Vec::new();
+    let mut arrived: Vec<usize> = Vec::new();
+    let mut changes: Changes = Vec::new();
+    let mut starts: Vec<(usize, Alloc)> = Vec::new();
+    // GPUs held per type, and the jobs holding them.
+    let mut used = vec![0u64; w.cluster.gpu_types.len()];
+    let mut running = JobSet::new(n);
+    // The event at which each job last changed (a job changes once per event).
+    let mut changed_at = vec![0u64; n];
     let (mut now, mut ai, mut wake) = (f64::NEG_INFINITY, 0usize, None::<f64>);
     let mut events = 0u64;
     let gap = w.rules.round_gap_s;
@@ -204,6 +255,10 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
                 continue;
             }
             // The GPUs are handed back in this round (later than `tf` when rounds are spaced).
+            if let Some((ty, g)) = st[j].alloc {
+                used[ty as usize] -= u64::from(g);
+            }
+            running.remove(j);
             stop(&mut st[j], &mut segs[j], &mut placer, now);
             st[j].done = Some(tf);
             let p = pos[j];
@@ -212,52 +267,62 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
                 pos[active[p]] = p;
             }
         }
+        arrived.clear();
         while ai < n && w.jobs[order[ai]].submit <= now {
             pos[order[ai]] = active.len();
             active.push(order[ai]);
+            arrived.push(order[ai]);
             ai += 1;
         }
 
-        targets.clear();
-        targets.resize(active.len(), None);
-        policy.allocate(
+        changes.clear();
+        policy.decide(
             &Ctx {
                 now,
                 w,
                 st: &st,
                 active: &active,
+                arrived: &arrived,
             },
-            &mut targets,
+            &mut changes,
         );
-        check_capacity(w, policy, &active, &targets)?;
+        check_changes(
+            w,
+            policy,
+            &st,
+            &active,
+            &pos,
+            &changes,
+            &mut used,
+            (&mut changed_at, events),
+        )?;
         let rejected_now = policy.take_rejected();
         if !rejected_now.is_empty() {
             reject(
                 w,
                 policy,
                 &rejected_now,
+                &changes,
                 &mut st,
                 &mut active,
                 &mut pos,
-                &mut targets,
                 &mut rejected,
             )?;
         }
 
-        changed.clear();
-        for (k, &j) in active.iter().enumerate() {
-            if targets[k] != st[j].alloc {
-                if st[j].alloc.is_some() {
-                    stop(&mut st[j], &mut segs[j], &mut placer, now);
-                }
-                if let Some(a) = targets[k] {
-                    changed.push((j, a));
-                }
+        starts.clear();
+        for &(j, target) in &changes {
+            if st[j].alloc.is_some() {
+                stop(&mut st[j], &mut segs[j], &mut placer, now);
+                running.remove(j);
+            }
+            if let Some(a) = target {
+                starts.push((j, a));
             }
         }
         // Big jobs first: they need the compact holes.
-        changed.sort_by_key(|&(j, (_, g))| (Reverse(g), j));
-        for &(j, (ty, g)) in &changed {
+        starts.sort_by_key(|&(j, (_, g))| (Reverse(g), j));
+        for &(j, (ty, g)) in &starts {
             let job = &w.jobs[j];
             let curve = job.truth[ty as usize].as_ref().ok_or_else(|| {
                 PlanError::Inconsistent(format!(
@@ -290,16 +355,27 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
                 interpolated,
             });
             s.placement = placement;
+            running.insert(j);
         }
         if let Some(ef) = &ef {
             let round = rounds.len() as u64 - 1;
-            charge_round(ef, round, now, &active, &mut st, &mut seen, &mut segs, &mut heap);
+            charge_round(
+                ef,
+                round,
+                now,
+                running.as_slice(),
+                &mut st,
+                &mut seen,
+                &mut segs,
+                &mut heap,
+            );
         }
         wake = policy.wakeup(&Ctx {
             now,
             w,
             st: &st,
             active: &active,
+            arrived: &arrived,
         });
     }
     (opts.progress)(n as u64, n as u64);
@@ -322,13 +398,13 @@ fn charge_round(
     ef: &EfOverhead,
     round: u64,
     now: f64,
-    active: &[usize],
+    running: &[usize],
     st: &mut [JobState],
     seen: &mut [SeenSets],
     segs: &mut [Vec<Segment>],
     heap: &mut BinaryHeap<Reverse<(At, usize, u32)>>,
 ) {
-    for &j in active {
+    for &j in running {
         let s = &mut st[j];
         let Some((_, gpus)) = s.alloc else { continue };
         let o = ef.charge(round, gpus, &s.placement, &mut seen[j]);
@@ -347,10 +423,10 @@ fn reject(
     w: &Workload,
     policy: &dyn Policy,
     jobs: &[usize],
+    changes: &Changes,
     st: &mut [JobState],
     active: &mut Vec<usize>,
     pos: &mut [usize],
-    targets: &mut Vec<Option<Alloc>>,
     rejected: &mut [bool],
 ) -> Result<()> {
     for &j in jobs {
@@ -361,6 +437,8 @@ fn reject(
             Some("it has no deadline")
         } else if st[j].started || st[j].done.is_some() || active.get(pos[j]) != Some(&j) {
             Some("it is not a waiting job")
+        } else if changes.iter().any(|&(c, t)| c == j && t.is_some()) {
+            Some("it was given GPUs")
         } else {
             None
         };
@@ -372,17 +450,9 @@ fn reject(
             )));
         }
         let p = pos[j];
-        if targets[p].is_some() {
-            return Err(PlanError::Inconsistent(format!(
-                "policy `{}` rejected job `{}` and gave it GPUs",
-                policy.name(),
-                job.id
-            )));
-        }
         rejected[j] = true;
         st[j].done = Some(f64::NAN);
         active.swap_remove(p);
-        targets.swap_remove(p);
         pos[j] = usize::MAX;
         if p < active.len() {
             pos[active[p]] = p;
@@ -411,18 +481,38 @@ fn stop(s: &mut JobState, segs: &mut Vec<Segment>, placer: &mut Placer, now: f64
     }
 }
 
-fn check_capacity(w: &Workload, policy: &dyn Policy, active: &[usize], targets: &[Option<Alloc>]) -> Result<()> {
-    let mut used = vec![0u64; w.cluster.gpu_types.len()];
-    for (k, t) in targets.iter().enumerate() {
-        if let Some((ty, g)) = *t {
+/// Check a policy's changes (active jobs, each once, no zero counts) and
+/// that the GPUs held afterwards fit the cluster; `used` becomes that.
+#[allow(clippy::too_many_arguments)]
+fn check_changes(
+    w: &Workload,
+    policy: &dyn Policy,
+    st: &[JobState],
+    active: &[usize],
+    pos: &[usize],
+    changes: &Changes,
+    used: &mut [u64],
+    (seen_at, event): (&mut [u64], u64),
+) -> Result<()> {
+    let bad = |j: usize, why: &str| {
+        PlanError::Inconsistent(format!("policy `{}` {why} job `{}`", policy.name(), w.jobs[j].id))
+    };
+    for &(j, target) in changes {
+        if active.get(pos[j]) != Some(&j) {
+            return Err(bad(j, "changed the allocation of a finished or not yet submitted"));
+        }
+        if seen_at[j] == event {
+            return Err(bad(j, "changed twice at one event the allocation of"));
+        }
+        seen_at[j] = event;
+        if let Some((ty, g)) = st[j].alloc {
+            used[ty as usize] -= u64::from(g);
+        }
+        if let Some((ty, g)) = target {
             if g == 0 {
-                return Err(PlanError::Inconsistent(format!(
-                    "policy `{}` gave job `{}` zero GPUs",
-                    policy.name(),
-                    w.jobs[active[k]].id
-                )));
+                return Err(bad(j, "gave zero GPUs to"));
             }
-            used[ty as usize] += g as u64;
+            used[ty as usize] += u64::from(g);
         }
     }
     for (t, &u) in used.iter().enumerate() {

@@ -297,6 +297,7 @@ pub fn run(args: PlanArgs, ui: &crate::progress::Ui) -> anyhow::Result<ExitCode>
         compare: args.compare,
         out: &args.out,
         progress: &ui.late_bar(PLAN_BAR_AFTER, "planning (jobs done)"),
+        baselines_progress: &ui.late_bar(PLAN_BAR_AFTER, "baselines (jobs done, all runs)"),
     })
     .with_context(|| format!("plan-{}", objective.name()))?;
     if outcome.belief_fallbacks > 0

@@ -1,7 +1,10 @@
 //! The planner: ordering, elastic scaling and (through the engine) placement.
 //!
-//! At every arrival and completion it recomputes every active job's GPU type
-//! and count from scratch, on its *belief* of the throughputs:
+//! At every arrival and completion it decides every active job's GPU type
+//! and count afresh, on its *belief* of the throughputs. It keeps the waiting
+//! jobs in order from one event to the next (`queue`) and the running ones in
+//! a set, and reads the order only as far as GPUs last, so an event costs
+//! the running jobs and the jobs reached, not the whole queue:
 //! 1. Order. `jct`: starving jobs first (waited longer than the bound), then
 //!    shortest predicted remaining GPU-time (a running job's key is scaled by
 //!    `keep_factor`, so only a clearly shorter job preempts it). `deadline`:
@@ -25,11 +28,14 @@ mod deadline;
 mod queue;
 
 use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::{BTreeSet, BinaryHeap};
 
+use crate::jobset::JobSet;
 use crate::policies::pick_type;
 use crate::rules::{Admission, EfOverhead, Overhead};
-use crate::simulator::{Alloc, Ctx, Policy};
+use crate::simulator::{Alloc, Changes, Ctx, Policy};
+
+use queue::ordered_bits;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Objective {
@@ -111,8 +117,11 @@ pub struct Planner {
     round_interval: f64,
     /// Waiting jobs in order, kept across events.
     queue: queue::WaitQueue,
-    /// Each active job's position in `ctx.active` at this event.
-    pos: Vec<usize>,
+    /// Jobs holding GPUs, as this planner last decided.
+    running: JobSet,
+    /// Waiting jobs not yet promoted, by when they began to wait: the next
+    /// to reach the starvation bound first.
+    starving: BTreeSet<(u64, usize)>,
     /// Per job: the fewest GPUs it starts with (constant, so cached).
     base: Vec<u32>,
 }
@@ -131,7 +140,8 @@ impl Planner {
             last_round: None,
             round_interval: 0.0,
             queue: queue::WaitQueue::default(),
-            pos: Vec::new(),
+            running: JobSet::default(),
+            starving: BTreeSet::new(),
             base: Vec::new(),
         }
     }
@@ -165,14 +175,125 @@ fn second_type_loss(job: &crate::workload::PJob, n: u32) -> f64 {
     if best > 0.0 { 1.0 - second / best } else { 1.0 }
 }
 
-/// A candidate step for the expansion heap.
+impl Planner {
+    /// What stays fixed for a workload: believed rates, base counts, costs.
+    fn init(&mut self, ctx: &Ctx<'_>) {
+        let (w, cfg) = (ctx.w, &self.cfg);
+        let n = w.jobs.len();
+        self.promoted = vec![false; n];
+        self.admitted = vec![None; n];
+        self.running = JobSet::new(n);
+        self.req_rate = w
+            .jobs
+            .iter()
+            .map(|j| j.belief_rate(j.best_type(j.req), j.req))
+            .collect();
+        self.base = w
+            .jobs
+            .iter()
+            .map(|j| {
+                if j.elastic && cfg.elastic {
+                    j.first_count()
+                } else {
+                    j.req
+                }
+            })
+            .collect();
+        let ef = (w.rules.overhead == Overhead::ElasticFlow).then(|| EfOverhead::new(w.cluster.total_gpus()));
+        // Per-round charges: the base (2 s, 7 s on 256+ GPUs) every round.
+        self.round_base = match ef {
+            Some(_) if w.cluster.total_gpus() >= 256 => 7.0,
+            Some(_) => 2.0,
+            None => 0.0,
+        };
+        self.round_interval = w.rules.round_gap_s.max(1.0);
+        let margin = if w.rules.placement_penalty {
+            DEADLINE_MARGIN
+        } else {
+            DEADLINE_MARGIN_MODELLED
+        };
+        self.costs = Some(deadline::Costs {
+            restart_s: cfg.restart_s,
+            derate: 0.0,
+            ef,
+            margin,
+            release_lag: w.rules.round_gap_s,
+        });
+    }
+
+    /// Starving jobs, admitted deadline jobs, the rest.
+    fn class_of(&self, j: usize) -> u8 {
+        if self.promoted[j] {
+            0
+        } else if self.admitted[j] == Some(true) {
+            1
+        } else {
+            2
+        }
+    }
+
+    /// Job `j`'s place in the planning order: (class, -priority, key).
+    /// `waiting_since` is `Some` for a job that waits from then on, `None`
+    /// for one that holds GPUs.
+    fn place(&self, ctx: &Ctx<'_>, j: usize, waiting_since: Option<f64>) -> (u8, i64, f64) {
+        let job = &ctx.w.jobs[j];
+        let class = self.class_of(j);
+        let key = match class {
+            0 => waiting_since.unwrap_or(ctx.st[j].waiting_since),
+            1 => job.deadline.unwrap_or(f64::INFINITY),
+            _ => {
+                let g = self.remaining_gpu_time(ctx, j);
+                match self.cfg.objective {
+                    Objective::Makespan => -g,
+                    _ if waiting_since.is_none() => g * self.cfg.keep_factor,
+                    _ => g,
+                }
+            }
+        };
+        (class, -job.priority, key)
+    }
+
+    /// Job `j` waits from `since` on: in the queue at its place, and watched
+    /// for the starvation bound.
+    fn wait(&mut self, ctx: &Ctx<'_>, j: usize, since: f64) {
+        let (class, prio, key) = self.place(ctx, j, Some(since));
+        self.queue
+            .set(j, Some((self.base[j], (class, prio, ordered_bits(key), j))));
+        if self.cfg.objective != Objective::Makespan && !self.promoted[j] {
+            self.starving.insert((ordered_bits(since), j));
+        }
+    }
+
+    /// Job `j`, waiting since `since`, stops waiting.
+    fn unwait(&mut self, j: usize, since: f64) {
+        self.queue.set(j, None);
+        self.starving.remove(&(ordered_bits(since), j));
+    }
+
+    /// Promote the waiting jobs that reached the starvation bound by `now`.
+    fn promote(&mut self, ctx: &Ctx<'_>) {
+        while let Some(&(_, j)) = self.starving.first() {
+            let since = ctx.st[j].waiting_since;
+            if ctx.now - since < self.cfg.starvation_s {
+                break;
+            }
+            self.starving.pop_first();
+            self.promoted[j] = true;
+            if self.queue.class_of(j).is_some() {
+                self.wait(ctx, j, since);
+            }
+        }
+    }
+}
+
+/// A candidate step for the expansion heap: `i` indexes the planning order.
 struct Step {
     score: f64,
-    k: usize,
+    i: usize,
 }
 impl PartialEq for Step {
     fn eq(&self, o: &Self) -> bool {
-        self.score == o.score && self.k == o.k
+        self.score == o.score && self.i == o.i
     }
 }
 impl Eq for Step {}
@@ -183,7 +304,7 @@ impl PartialOrd for Step {
 }
 impl Ord for Step {
     fn cmp(&self, o: &Self) -> Ordering {
-        self.score.total_cmp(&o.score).then(o.k.cmp(&self.k))
+        self.score.total_cmp(&o.score).then(o.i.cmp(&self.i))
     }
 }
 
@@ -196,49 +317,11 @@ impl Policy for Planner {
         }
     }
 
-    fn allocate(&mut self, ctx: &Ctx<'_>, out: &mut [Option<Alloc>]) {
+    fn decide(&mut self, ctx: &Ctx<'_>, changes: &mut Changes) {
         let cfg = self.cfg.clone();
         let (w, now) = (ctx.w, ctx.now);
-        let n = w.jobs.len();
-        if self.promoted.len() != n {
-            self.promoted = vec![false; n];
-            self.admitted = vec![None; n];
-            self.req_rate = w
-                .jobs
-                .iter()
-                .map(|j| j.belief_rate(j.best_type(j.req), j.req))
-                .collect();
-            self.base = w
-                .jobs
-                .iter()
-                .map(|j| {
-                    if j.elastic && cfg.elastic {
-                        j.first_count()
-                    } else {
-                        j.req
-                    }
-                })
-                .collect();
-            let ef = (w.rules.overhead == Overhead::ElasticFlow).then(|| EfOverhead::new(w.cluster.total_gpus()));
-            // Per-round charges: the base (2 s, 7 s on 256+ GPUs) every round.
-            self.round_base = match ef {
-                Some(_) if w.cluster.total_gpus() >= 256 => 7.0,
-                Some(_) => 2.0,
-                None => 0.0,
-            };
-            self.round_interval = w.rules.round_gap_s.max(1.0);
-            let margin = if w.rules.placement_penalty {
-                DEADLINE_MARGIN
-            } else {
-                DEADLINE_MARGIN_MODELLED
-            };
-            self.costs = Some(deadline::Costs {
-                restart_s: cfg.restart_s,
-                derate: 0.0,
-                ef,
-                margin,
-                release_lag: w.rules.round_gap_s,
-            });
+        if self.promoted.len() != w.jobs.len() {
+            self.init(ctx);
         }
         // The share of time per-round charges take: their base over the time
         // between rounds, a running mean (rounds come in bursts and lulls).
@@ -251,13 +334,13 @@ impl Policy for Planner {
             ..self.costs.unwrap()
         };
         let obj = cfg.objective;
+        // Jobs done since the last event hold nothing; newcomers wait.
+        self.running.retain(|j| ctx.st[j].done.is_none());
         if obj != Objective::Makespan {
-            for &j in ctx.active {
-                let s = &ctx.st[j];
-                if s.alloc.is_none() && now - s.waiting_since >= cfg.starvation_s {
-                    self.promoted[j] = true;
-                }
+            for &j in ctx.arrived {
+                self.starving.insert((ordered_bits(ctx.st[j].waiting_since), j));
             }
+            self.promote(ctx);
         }
         self.rejected.clear();
         if obj == Objective::Deadline {
@@ -266,83 +349,40 @@ impl Policy for Planner {
                 self.rejected = refused;
             }
         }
-
-        // 1. Order: (class, -priority, key, job), smallest first.
-        let mut waiting_queue = std::mem::take(&mut self.queue);
-        let mut pos = std::mem::take(&mut self.pos);
-        // Starving jobs, admitted deadline jobs, the rest.
-        let class_of = |j: usize| -> u8 {
-            if self.promoted[j] {
-                0
-            } else if self.admitted[j] == Some(true) {
-                1
+        for &j in ctx.arrived {
+            let since = ctx.st[j].waiting_since;
+            if self.rejected.contains(&j) {
+                self.unwait(j, since);
             } else {
-                2
+                self.wait(ctx, j, since);
             }
-        };
-        let place = |j: usize| -> (u8, i64, f64) {
-            let job = &w.jobs[j];
-            let s = &ctx.st[j];
-            let class = class_of(j);
-            let key = match class {
-                0 => s.waiting_since,
-                1 => job.deadline.unwrap_or(f64::INFINITY),
-                _ => {
-                    let g = self.remaining_gpu_time(ctx, j);
-                    match obj {
-                        Objective::Makespan => -g,
-                        _ if s.alloc.is_some() => g * cfg.keep_factor,
-                        _ => g,
-                    }
-                }
-            };
-            (class, -job.priority, key)
-        };
-        let by_place = |a: &(u8, i64, f64, usize, usize), b: &(u8, i64, f64, usize, usize)| {
+        }
+
+        // 1. Order: (class, -priority, key, job), smallest first. The running
+        // jobs are sorted and merged with the kept queue of waiting ones,
+        // stopping once no GPU is left.
+        let by_place = |a: &(u8, i64, f64, usize), b: &(u8, i64, f64, usize)| {
             a.0.cmp(&b.0)
                 .then(a.1.cmp(&b.1))
                 .then(a.2.total_cmp(&b.2))
                 .then(a.3.cmp(&b.3))
         };
-        let base_of = |j: usize| self.base[j];
         // 2. Base counts. `jct` and `deadline` hand out GPU types in order (the
         // most urgent jobs get the fastest type). `makespan` with several types
         // decides who runs in order against the total, then hands out types by
         // comparative advantage: jobs that lose most on their second-best type
         // choose first (on fixtures/plan: makespan 63.5 h against 65.0 h in
         // order, but average JCT 6.61 h against 6.57 h, hence not for `jct`).
+        // It needs every job in order.
         let hetero = w.cluster.gpu_types.len() > 1 && obj == Objective::Makespan;
-        // `makespan` on several types needs every job in order; otherwise the
-        // running jobs are sorted and merged with the kept queue of waiting
-        // ones, stopping once no GPU is left.
-        let mut sorted: Vec<(u8, i64, f64, usize, usize)> = Vec::new();
-        pos.resize(n, 0);
+        let mut sorted: Vec<(u8, i64, f64, usize)> = Vec::with_capacity(self.running.as_slice().len());
         // GPUs every active job would take at its base count (or what it holds).
-        let mut demand: u64 = 0;
-        for (k, &j) in ctx.active.iter().enumerate() {
-            pos[j] = k;
-            demand += base_of(j).max(ctx.st[j].alloc.map_or(0, |a| a.1)) as u64;
-            let rejected = self.rejected.contains(&j);
-            if ctx.st[j].alloc.is_none() && !hetero {
-                if rejected {
-                    waiting_queue.set(j, None);
-                    continue;
-                }
-                // A waiting job's place changes only with its class.
-                if waiting_queue.class_of(j) == Some(class_of(j)) {
-                    continue;
-                }
-                let (class, prio, key) = place(j);
-                waiting_queue.set(j, Some((base_of(j), (class, prio, queue::ordered_bits(key), j))));
-            } else {
-                waiting_queue.set(j, None);
-                if !rejected {
-                    let (class, prio, key) = place(j);
-                    sorted.push((class, prio, key, j, k));
-                }
-            }
+        let mut demand = self.queue.base_total();
+        for &j in self.running.as_slice() {
+            let (class, prio, key) = self.place(ctx, j, None);
+            sorted.push((class, prio, key, j));
+            demand += u64::from(self.base[j].max(ctx.st[j].alloc.map_or(0, |a| a.1)));
         }
-        self.pos = pos;
         // When every job gets its base count and keeps what it holds anyway,
         // the order changes nothing (growth goes by marginal gain): no sort.
         let all_fit = w.cluster.gpu_types.len() == 1 && obj != Objective::Deadline && demand <= w.cluster.total_gpus();
@@ -350,35 +390,40 @@ impl Policy for Planner {
             // Keys end in the job index, so an unstable sort is deterministic.
             sorted.sort_unstable_by(by_place);
         }
-        let mut waiting = waiting_queue.merge();
+        let mut waiting = self.queue.merge();
         let mut next_sorted = 0;
-        let mut order: Vec<(u8, i64, f64, usize, usize)> = Vec::new();
+        // Jobs in planning order as far as it went, and what each gets.
+        let mut order: Vec<usize> = Vec::new();
+        let mut out: Vec<Option<Alloc>> = Vec::new();
+        // Admitted jobs found unable to make their deadline (their class changes).
+        let mut doomed: Vec<usize> = Vec::new();
         let mut free = w.cluster.capacity.clone();
         let mut budget: u64 = free.iter().map(|&f| f as u64).sum();
-        let mut chosen: Vec<(bool, f64, usize, usize, u32)> = Vec::new();
+        let mut chosen: Vec<(bool, f64, usize, u32)> = Vec::new();
         loop {
             let limit = free.iter().copied().max().unwrap_or(0);
             if !hetero && limit == 0 {
                 break;
             }
             let head = sorted.get(next_sorted).copied();
-            let entry = match (head, waiting.peek(limit)) {
-                (Some(r), Some((i, p))) if (p.0, p.1, p.2, p.3) < (r.0, r.1, queue::ordered_bits(r.2), r.3) => {
+            let (class, j) = match (head, waiting.peek(if hetero { u32::MAX } else { limit })) {
+                (Some(r), Some((i, p))) if p < (r.0, r.1, ordered_bits(r.2), r.3) => {
                     waiting.advance(i);
-                    (p.0, p.1, f64::NAN, p.3, self.pos[p.3])
+                    (p.0, p.3)
                 }
                 (Some(r), _) => {
                     next_sorted += 1;
-                    r
+                    (r.0, r.3)
                 }
                 (None, Some((i, p))) => {
                     waiting.advance(i);
-                    (p.0, p.1, f64::NAN, p.3, self.pos[p.3])
+                    (p.0, p.3)
                 }
                 (None, None) => break,
             };
-            order.push(entry);
-            let (pos, (class, _, _, j, k)) = (order.len() - 1, entry);
+            order.push(j);
+            out.push(None);
+            let i = order.len() - 1;
             let job = &w.jobs[j];
             let cur = ctx.st[j].alloc.map(|a| a.0);
             if class == 1 && cfg.elastic && job.elastic {
@@ -394,12 +439,13 @@ impl Policy for Planner {
                     Some((t, g)) => {
                         free[t as usize] -= g;
                         budget -= g as u64;
-                        out[k] = Some((t, g));
+                        out[i] = Some((t, g));
                         continue;
                     }
                     // Cannot meet it any more: best effort from now on.
                     None if !deadline::still_possible(job, rem, job.deadline.unwrap() - now) => {
-                        self.admitted[j] = Some(false)
+                        self.admitted[j] = Some(false);
+                        doomed.push(j);
                     }
                     None => {}
                 }
@@ -408,27 +454,19 @@ impl Policy for Planner {
             if hetero {
                 if base as u64 <= budget {
                     budget -= base as u64;
-                    chosen.push((cur.is_none(), -second_type_loss(job, base), pos, k, base));
+                    chosen.push((cur.is_none(), -second_type_loss(job, base), i, base));
                 }
             } else if let Some(t) = pick_type(job, cur, base, &free, cfg.type_min_ratio) {
                 free[t as usize] -= base;
-                out[k] = Some((t, base));
+                out[i] = Some((t, base));
             }
         }
         drop(waiting);
-        self.queue = waiting_queue;
-        // Jobs starting now leave the queue (one may be done before the next
-        // event); only jobs the loop above reached got GPUs.
-        for &(_, _, _, j, k) in &order {
-            if out[k].is_some() {
-                self.queue.set(j, None);
-            }
-        }
         if hetero {
             // Running jobs keep their type first (no restart), then by loss.
             chosen.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
-            for &(_, _, _, k, base) in &chosen {
-                let j = ctx.active[k];
+            for &(_, _, i, base) in &chosen {
+                let j = order[i];
                 if let Some(t) = pick_type(
                     &w.jobs[j],
                     ctx.st[j].alloc.map(|a| a.0),
@@ -437,28 +475,83 @@ impl Policy for Planner {
                     cfg.type_min_ratio,
                 ) {
                     free[t as usize] -= base;
-                    out[k] = Some((t, base));
+                    out[i] = Some((t, base));
                 }
             }
             // Backfill what per-type fragmentation left, in order.
-            for &(_, _, _, j, k) in &order {
-                let job = &w.jobs[j];
+            for (i, &j) in order.iter().enumerate() {
                 let base = self.base[j];
-                if out[k].is_none()
-                    && let Some(t) = pick_type(job, ctx.st[j].alloc.map(|a| a.0), base, &free, cfg.type_min_ratio)
+                if out[i].is_none()
+                    && let Some(t) = pick_type(
+                        &w.jobs[j],
+                        ctx.st[j].alloc.map(|a| a.0),
+                        base,
+                        &free,
+                        cfg.type_min_ratio,
+                    )
                 {
                     free[t as usize] -= base;
-                    out[k] = Some((t, base));
+                    out[i] = Some((t, base));
                 }
             }
         }
-        if !cfg.elastic {
-            return;
+        if cfg.elastic {
+            self.grow(ctx, &costs, &order, &mut out, &mut free);
         }
 
+        // The decisions, and the queue and running set they leave.
+        for (i, &j) in order.iter().enumerate() {
+            let held = ctx.st[j].alloc;
+            if out[i] != held {
+                changes.push((j, out[i]));
+            }
+            match (held, out[i]) {
+                (None, Some(_)) => {
+                    self.unwait(j, ctx.st[j].waiting_since);
+                    self.running.insert(j);
+                }
+                (Some(_), None) => {
+                    self.running.remove(j);
+                    self.wait(ctx, j, now);
+                }
+                (None, None) if doomed.contains(&j) => self.wait(ctx, j, ctx.st[j].waiting_since),
+                _ => {}
+            }
+        }
+        // Running jobs the order did not reach (no GPU left) stop.
+        for &(_, _, _, j) in &sorted[next_sorted..] {
+            changes.push((j, None));
+            self.running.remove(j);
+            self.wait(ctx, j, now);
+        }
+    }
+
+    fn take_rejected(&mut self) -> Vec<usize> {
+        std::mem::take(&mut self.rejected)
+    }
+
+    /// The next time a waiting job reaches the starvation bound.
+    fn wakeup(&self, ctx: &Ctx<'_>) -> Option<f64> {
+        self.starving
+            .first()
+            .map(|&(_, j)| ctx.st[j].waiting_since + self.cfg.starvation_s)
+    }
+}
+
+impl Planner {
+    /// 3. Elastic jobs in `order` grow from their base counts in `out`.
+    fn grow(
+        &self,
+        ctx: &Ctx<'_>,
+        costs: &deadline::Costs,
+        order: &[usize],
+        out: &mut [Option<Alloc>],
+        free: &mut [u32],
+    ) {
+        let (w, now, obj) = (ctx.w, ctx.now, self.cfg.objective);
         // 3a. Running elastic jobs keep what they hold, in order, as far as GPUs remain.
-        for &(_, _, _, j, k) in &order {
-            if let (Some((t, g)), Some((ct, cg))) = (out[k], ctx.st[j].alloc)
+        for (i, &j) in order.iter().enumerate() {
+            if let (Some((t, g)), Some((ct, cg))) = (out[i], ctx.st[j].alloc)
                 && w.jobs[j].elastic
                 && t == ct
                 && cg > g
@@ -468,18 +561,24 @@ impl Policy for Planner {
                     to = c.floor_count(to).max(g);
                 }
                 free[t as usize] -= to - g;
-                out[k] = Some((t, to));
+                out[i] = Some((t, to));
             }
         }
-        // 3b. Expansion by marginal throughput per GPU.
+        // 3b. Expansion by marginal throughput per GPU (none without a free GPU).
+        if free.iter().all(|&f| f == 0) {
+            return;
+        }
         let free_placement = !w.rules.placement_penalty;
-        let min_gain = cfg.min_gain.unwrap_or(if obj == Objective::Deadline && free_placement {
-            0.0
-        } else {
-            0.1
-        });
-        let step = |k: usize, cur: Alloc, free: &[u32]| -> Option<(f64, u32)> {
-            let j = ctx.active[k];
+        let min_gain = self
+            .cfg
+            .min_gain
+            .unwrap_or(if obj == Objective::Deadline && free_placement {
+                0.0
+            } else {
+                0.1
+            });
+        let step = |i: usize, cur: Alloc, free: &[u32]| -> Option<(f64, u32)> {
+            let j = order[i];
             let job = &w.jobs[j];
             let (t, g) = cur;
             let curve = job.belief[t as usize].as_ref()?;
@@ -513,40 +612,24 @@ impl Policy for Planner {
             Some((score, next))
         };
         let mut heap = BinaryHeap::new();
-        for &(_, _, _, j, k) in &order {
-            if let Some(a) = out[k].filter(|_| w.jobs[j].elastic)
-                && let Some((score, _)) = step(k, a, &free)
+        for (i, &j) in order.iter().enumerate() {
+            if let Some(a) = out[i].filter(|_| w.jobs[j].elastic)
+                && let Some((score, _)) = step(i, a, free)
             {
-                heap.push(Step { score, k });
+                heap.push(Step { score, i });
             }
         }
-        while let Some(Step { k, .. }) = heap.pop() {
-            let cur = out[k].unwrap();
+        while let Some(Step { i, .. }) = heap.pop() {
+            let cur = out[i].unwrap();
             // Free GPUs may have shrunk since the score was computed: recompute.
-            let Some((_, next)) = step(k, cur, &free) else {
+            let Some((_, next)) = step(i, cur, free) else {
                 continue;
             };
             free[cur.0 as usize] -= next - cur.1;
-            out[k] = Some((cur.0, next));
-            if let Some((score, _)) = step(k, (cur.0, next), &free) {
-                heap.push(Step { score, k });
+            out[i] = Some((cur.0, next));
+            if let Some((score, _)) = step(i, (cur.0, next), free) {
+                heap.push(Step { score, i });
             }
         }
-    }
-
-    fn take_rejected(&mut self) -> Vec<usize> {
-        std::mem::take(&mut self.rejected)
-    }
-
-    /// The next time a waiting job reaches the starvation bound.
-    fn wakeup(&self, ctx: &Ctx<'_>) -> Option<f64> {
-        if self.cfg.objective == Objective::Makespan || self.promoted.is_empty() {
-            return None;
-        }
-        ctx.active
-            .iter()
-            .filter(|&&j| ctx.st[j].alloc.is_none() && !self.promoted[j])
-            .map(|&j| ctx.st[j].waiting_since + self.cfg.starvation_s)
-            .min_by(f64::total_cmp)
     }
 }

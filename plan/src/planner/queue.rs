@@ -22,6 +22,8 @@ pub struct WaitQueue {
     buckets: BTreeMap<u32, BTreeSet<Place>>,
     /// Each job's (bucket, place) while it waits.
     at: Vec<Option<(u32, Place)>>,
+    /// The buckets' sum over the waiting jobs: GPUs they would take at their base counts.
+    base_total: u64,
 }
 
 impl WaitQueue {
@@ -40,11 +42,18 @@ impl WaitQueue {
             if set.is_empty() {
                 self.buckets.remove(&b);
             }
+            self.base_total -= u64::from(b);
         }
         if let Some((b, p)) = want {
             self.buckets.entry(b).or_default().insert(p);
+            self.base_total += u64::from(b);
         }
         self.at[j] = want;
+    }
+
+    /// GPUs the waiting jobs would take at their base counts.
+    pub fn base_total(&self) -> u64 {
+        self.base_total
     }
 
     /// The class of job `j`'s place, while it waits.
@@ -101,6 +110,7 @@ mod tests {
         q.set(3, Some((1, p(2, -3.0, 3))));
         // Job 3 moves to the front of its class; job 0 stops waiting.
         q.set(0, None);
+        assert_eq!(q.base_total(), 10);
         let mut m = q.merge();
         let mut seen = Vec::new();
         while let Some((i, place)) = m.peek(8) {

@@ -3,7 +3,7 @@
 //! ElasticFlow implements it.
 
 use super::fill_requested;
-use crate::simulator::{Alloc, Ctx, Policy};
+use crate::simulator::{Alloc, Ctx, DensePolicy};
 
 pub struct Edf;
 
@@ -21,7 +21,7 @@ fn deadline_order(ctx: &Ctx<'_>) -> Vec<usize> {
     order
 }
 
-impl Policy for Edf {
+impl DensePolicy for Edf {
     fn name(&self) -> String {
         "edf".into()
     }
@@ -37,7 +37,7 @@ impl Policy for Edf {
 /// else waits. Elastic, no admission control.
 pub struct EdfElastic;
 
-impl Policy for EdfElastic {
+impl DensePolicy for EdfElastic {
     fn name(&self) -> String {
         "edf-elastic".into()
     }

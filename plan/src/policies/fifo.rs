@@ -1,11 +1,11 @@
 //! First in, first out, no backfilling: a job waits until every earlier job runs.
 
 use super::fill_requested;
-use crate::simulator::{Alloc, Ctx, Policy};
+use crate::simulator::{Alloc, Ctx, DensePolicy};
 
 pub struct Fifo;
 
-impl Policy for Fifo {
+impl DensePolicy for Fifo {
     fn name(&self) -> String {
         "fifo".into()
     }

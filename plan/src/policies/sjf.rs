@@ -3,11 +3,11 @@
 //! that fits.
 
 use super::fill_requested;
-use crate::simulator::{Alloc, Ctx, Policy};
+use crate::simulator::{Alloc, Ctx, DensePolicy};
 
 pub struct SjfOracle;
 
-impl Policy for SjfOracle {
+impl DensePolicy for SjfOracle {
     fn name(&self) -> String {
         "sjf-oracle".into()
     }

@@ -6,7 +6,7 @@
 //! and 7,200 GPU-seconds), as ElasticFlow's `dlas_sim_jobs(gputime=True)` runs it.
 
 use super::fill_requested;
-use crate::simulator::{Alloc, Ctx, Policy};
+use crate::simulator::{Alloc, Ctx, DensePolicy};
 
 pub struct Tiresias {
     /// Attained GPU-seconds at which a job drops to the next queue.
@@ -39,7 +39,7 @@ impl Tiresias {
     }
 }
 
-impl Policy for Tiresias {
+impl DensePolicy for Tiresias {
     fn name(&self) -> String {
         self.name.into()
     }

@@ -1,0 +1,77 @@
+//! A set of job indices with O(1) insert and remove, iterated in
+//! insertion order except where removals swapped the last job into a gap.
+
+#[derive(Clone, Debug, Default)]
+pub struct JobSet {
+    jobs: Vec<usize>,
+    /// Each job's index in `jobs` (`usize::MAX`: not in the set).
+    at: Vec<usize>,
+}
+
+impl JobSet {
+    /// An empty set of jobs numbered below `n`.
+    pub fn new(n: usize) -> JobSet {
+        JobSet {
+            jobs: Vec::new(),
+            at: vec![usize::MAX; n],
+        }
+    }
+
+    pub fn insert(&mut self, j: usize) {
+        if self.at.len() <= j {
+            self.at.resize(j + 1, usize::MAX);
+        }
+        if self.at[j] == usize::MAX {
+            self.at[j] = self.jobs.len();
+            self.jobs.push(j);
+        }
+    }
+
+    pub fn remove(&mut self, j: usize) {
+        let Some(&p) = self.at.get(j).filter(|&&p| p != usize::MAX) else {
+            return;
+        };
+        self.jobs.swap_remove(p);
+        if p < self.jobs.len() {
+            self.at[self.jobs[p]] = p;
+        }
+        self.at[j] = usize::MAX;
+    }
+
+    pub fn as_slice(&self) -> &[usize] {
+        &self.jobs
+    }
+
+    /// Keep the jobs `keep` says yes to.
+    pub fn retain(&mut self, mut keep: impl FnMut(usize) -> bool) {
+        let mut k = 0;
+        while k < self.jobs.len() {
+            let j = self.jobs[k];
+            if keep(j) {
+                k += 1;
+            } else {
+                self.remove(j);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn inserts_removes_and_retains() {
+        let mut s = JobSet::new(4);
+        for j in [3, 0, 2, 7] {
+            s.insert(j);
+        }
+        s.insert(0);
+        assert_eq!(s.as_slice(), &[3, 0, 2, 7]);
+        s.remove(3);
+        s.remove(5);
+        assert_eq!(s.as_slice(), &[7, 0, 2]);
+        s.retain(|j| j != 0);
+        assert_eq!(s.as_slice(), &[7, 2]);
+    }
+}
