@@ -26,6 +26,7 @@ pub mod simulator;
 mod table;
 pub mod throughput;
 pub mod verify;
+mod waitqueue;
 pub mod workload;
 
 use std::path::{Path, PathBuf};

@@ -3,7 +3,7 @@
 //! policies' GPU-type choice, so the policies cannot name the planner).
 
 use crate::planner::{Objective, Planner, PlannerConfig};
-use crate::policies::{Edf, EdfElastic, Fifo, SjfOracle, Tiresias};
+use crate::policies::{Edf, EdfElastic, Fifo, Ordered, SjfOracle, Tiresias};
 use crate::simulator::Policy;
 
 /// The baselines reported beside the planner.
@@ -51,12 +51,12 @@ pub fn by_name(name: &str, cfg: &PlannerConfig) -> Option<Box<dyn Policy>> {
             },
             "fixed",
         )),
-        "fifo" => Box::new(Fifo),
-        "sjf-oracle" => Box::new(SjfOracle),
-        "tiresias" => Box::new(Tiresias::default()),
-        "edf" => Box::new(Edf),
-        "edf-elastic" => Box::new(EdfElastic),
-        "dlas-gpu" => Box::new(Tiresias::dlas_gpu()),
+        "fifo" => Box::new(Ordered::new(Fifo)),
+        "sjf-oracle" => Box::new(Ordered::new(SjfOracle)),
+        "tiresias" => Box::new(Ordered::new(Tiresias::default())),
+        "edf" => Box::new(Ordered::new(Edf)),
+        "edf-elastic" => Box::new(Ordered::new(EdfElastic)),
+        "dlas-gpu" => Box::new(Ordered::new(Tiresias::dlas_gpu())),
         _ => return None,
     })
 }

@@ -1,7 +1,6 @@
 //! The discrete-event engine. Events are arrivals, completions and wake-ups a
 //! policy asks for; at each, the policy names the jobs whose GPU type and
-//! count change (the baselines decide for every active job and the engine
-//! keeps the differences), and the engine places the jobs that changed,
+//! count change, and the engine places them,
 //! charges restarts and records segments. Progress always follows the *true*
 //! throughputs; policies decide on their belief (`PJob::belief`).
 
@@ -94,40 +93,6 @@ pub trait Policy: Send {
     /// allow rejection, and only jobs with a deadline that never held GPUs).
     fn take_rejected(&mut self) -> Vec<usize> {
         Vec::new()
-    }
-}
-
-/// A policy that decides every active job's allocation afresh at each event
-/// (the baselines): the engine keeps the allocations that differ.
-pub trait DensePolicy: Send {
-    fn name(&self) -> String;
-    /// Fill `out[k]` with the allocation of job `ctx.active[k]` (`None` = wait).
-    fn allocate(&mut self, ctx: &Ctx<'_>, out: &mut [Option<Alloc>]);
-    /// As [`Policy::wakeup`].
-    fn wakeup(&self, _ctx: &Ctx<'_>) -> Option<f64> {
-        None
-    }
-}
-
-impl<T: DensePolicy> Policy for T {
-    fn name(&self) -> String {
-        DensePolicy::name(self)
-    }
-
-    fn decide(&mut self, ctx: &Ctx<'_>, changes: &mut Changes) {
-        let mut out = vec![None; ctx.active.len()];
-        self.allocate(ctx, &mut out);
-        changes.extend(
-            ctx.active
-                .iter()
-                .zip(out)
-                .filter(|&(&j, target)| ctx.st[j].alloc != target)
-                .map(|(&j, target)| (j, target)),
-        );
-    }
-
-    fn wakeup(&self, ctx: &Ctx<'_>) -> Option<f64> {
-        DensePolicy::wakeup(self, ctx)
     }
 }
 

@@ -476,23 +476,72 @@ fn long_job_among_short_ones() -> Workload {
 #[test]
 fn a_job_waiting_past_the_starvation_bound_goes_first() {
     let w = long_job_among_short_ones();
-    let cfg = |starvation_s| PlannerConfig {
+    let cfg = |starvation_s, factor| PlannerConfig {
         starvation_s,
+        starvation_factor: Some(factor),
         restart_s: 0.0,
         ..Default::default()
     };
-    let patient = run(&w, "plan-jct", &cfg(1e9));
+    let patient = run(&w, "plan-jct", &cfg(1e9, 0.0));
     assert!(patient.schedule.segments[0][0].start >= 1200.0);
     // With a 330 s bound the long job is promoted at 330 s (a wake-up: no job
     // arrives or ends then) and takes the GPU from the short job started at 300 s.
-    let bounded = run(&w, "plan-jct", &cfg(330.0));
+    let bounded = run(&w, "plan-jct", &cfg(330.0, 0.0));
     let long = &bounded.schedule.segments[0];
     assert_eq!(long[0].start, 330.0);
     assert_eq!(long.len(), 1, "a promoted job keeps its GPU: {long:?}");
     let preempted = bounded.schedule.segments.iter().filter(|s| s.len() > 1).count();
     assert_eq!(preempted, 1);
-    // Every job runs, and verify's replay agrees.
     assert!(bounded.replay.finish.iter().all(|f| f.is_finite()));
+    // A bound relative to the job's length: 2 x 500 s, so 1000 s.
+    let relative = run(&w, "plan-jct", &cfg(330.0, 2.0));
+    assert_eq!(relative.schedule.segments[0][0].start, 1000.0);
+    // The default for `jct` is 10 x its run time: 5000 s, after every short job.
+    let default = run(
+        &w,
+        "plan-jct",
+        &PlannerConfig {
+            starvation_s: 330.0,
+            restart_s: 0.0,
+            ..Default::default()
+        },
+    );
+    assert!(default.schedule.segments[0][0].start >= 1200.0);
+}
+
+#[test]
+fn promoted_jobs_take_at_most_their_share_of_the_gpus() {
+    // Two GPUs; two 1000 s jobs at 1 s, and two 60 s jobs every 60 s until
+    // 1140 s: the short ones alone keep both GPUs busy.
+    let mut jobs = vec![
+        job("long1", 1.0, "m", 10_000.0, 1, false),
+        job("long2", 1.0, "m", 10_000.0, 1, false),
+    ];
+    jobs.extend((0..40).map(|k| job(&format!("s{k}"), 60.0 * f64::from(k / 2), "m", 600.0, 1, false)));
+    let w = price(
+        &jobs,
+        &cluster(&[("A100", 1, 2)]),
+        &table(&[("m", "A100", &[(1, 10.0)])]),
+        Penalty::default(),
+        &Rules::default(),
+    )
+    .unwrap();
+    let cfg = |starved_share| PlannerConfig {
+        starvation_s: 100.0,
+        starvation_factor: Some(0.0),
+        starved_share,
+        restart_s: 0.0,
+        ..Default::default()
+    };
+    let start = |r: &tracecast_plan::RunResult, j: usize| r.schedule.segments[j][0].start;
+    // Uncapped, both long jobs go first once they have waited 100 s.
+    let all = run(&w, "plan-jct", &cfg(1.0));
+    assert_eq!((start(&all, 0), start(&all, 1)), (101.0, 101.0));
+    // On half the GPUs one goes first; the other waits its turn behind the short jobs.
+    let half = run(&w, "plan-jct", &cfg(0.5));
+    assert_eq!(start(&half, 0), 101.0);
+    assert!(start(&half, 1) >= 1101.0, "{}", start(&half, 1));
+    assert!(half.metrics.avg_jct_s < all.metrics.avg_jct_s);
 }
 
 /// A policy that asks the engine for what it must refuse.

@@ -161,9 +161,20 @@ pub struct PlannerArgs {
     /// `--rules elasticflow` charges ElasticFlow's formula instead).
     #[arg(long, default_value_t = 30.0)]
     pub restart_s: f64,
-    /// A job that has waited this many seconds is served before all others [default: 86400].
+    /// A job that has waited this many seconds is served before all others [default: 86400]...
     #[arg(long)]
     pub starvation_s: Option<f64>,
+    /// ...or, if longer, this many times its predicted run time at its requested
+    /// count, so that on an overloaded cluster, where every job waits past the
+    /// fixed bound, long jobs do not all go ahead of short ones [default: 10 for
+    /// --objective jct, 0 for deadline].
+    #[arg(long)]
+    pub starvation_factor: Option<f64>,
+    /// Jobs past the starvation bound go first on at most this share of the GPUs
+    /// (then in the ordinary order), so that an overloaded cluster, where every
+    /// job is past the bound, is not planned first-come first-served.
+    #[arg(long, default_value_t = 0.5)]
+    pub starved_share: f64,
     /// Least marginal efficiency (extra one-GPU-equivalents per extra GPU) worth
     /// giving a GPU for [default: 0.1; 0 for --objective deadline under --rules elasticflow].
     #[arg(long)]
@@ -229,13 +240,24 @@ impl PlannerArgs {
         let d = PlannerConfig::default();
         let starvation_s = self.starvation_s.unwrap_or(d.starvation_s);
         let min_gain = self.min_gain;
-        if !(self.restart_s >= 0.0 && starvation_s > 0.0 && min_gain.is_none_or(|g| g >= 0.0)) {
-            bail!("--restart-s and --min-gain must be >= 0 and --starvation-s > 0");
+        if !(self.restart_s >= 0.0
+            && starvation_s > 0.0
+            && self.starvation_factor.is_none_or(|f| f >= 0.0)
+            && self.starved_share > 0.0
+            && self.starved_share <= 1.0
+            && min_gain.is_none_or(|g| g >= 0.0))
+        {
+            bail!(
+                "--restart-s, --starvation-factor and --min-gain must be >= 0, --starvation-s > 0 \
+                 and --starved-share in (0, 1]"
+            );
         }
         Ok(PlannerConfig {
             objective,
             elastic: !self.no_elastic,
             starvation_s,
+            starvation_factor: self.starvation_factor,
+            starved_share: self.starved_share,
             restart_s: self.restart_s,
             min_gain,
             ..d

@@ -2,32 +2,31 @@
 //! jobs without a deadline come last, in submission order), and elastic as
 //! ElasticFlow implements it.
 
-use super::fill_requested;
-use crate::simulator::{Alloc, Ctx, DensePolicy};
+use super::ordered::{Key, Order};
+use crate::simulator::{Alloc, Ctx};
+use crate::waitqueue::ordered_bits;
+use crate::workload::PJob;
 
 pub struct Edf;
 
-/// Positions in `ctx.active` by deadline (none last), then submission, then job.
-fn deadline_order(ctx: &Ctx<'_>) -> Vec<usize> {
-    let mut order: Vec<usize> = (0..ctx.active.len()).collect();
-    order.sort_by(|&a, &b| {
-        let (ja, jb) = (&ctx.w.jobs[ctx.active[a]], &ctx.w.jobs[ctx.active[b]]);
-        let da = ja.deadline.unwrap_or(f64::INFINITY);
-        let db = jb.deadline.unwrap_or(f64::INFINITY);
-        da.total_cmp(&db)
-            .then(ja.submit.total_cmp(&jb.submit))
-            .then(ctx.active[a].cmp(&ctx.active[b]))
-    });
-    order
+/// By deadline (none last), then submission, then job.
+fn deadline_key(ctx: &Ctx<'_>, j: usize) -> Key {
+    let job = &ctx.w.jobs[j];
+    (
+        ordered_bits(job.deadline.unwrap_or(f64::INFINITY)),
+        ordered_bits(job.submit),
+        0,
+        j,
+    )
 }
 
-impl DensePolicy for Edf {
+impl Order for Edf {
     fn name(&self) -> String {
         "edf".into()
     }
 
-    fn allocate(&mut self, ctx: &Ctx<'_>, out: &mut [Option<Alloc>]) {
-        fill_requested(ctx, &deadline_order(ctx), out, false);
+    fn key(&self, ctx: &Ctx<'_>, j: usize, _running: bool) -> Key {
+        deadline_key(ctx, j)
     }
 }
 
@@ -37,40 +36,45 @@ impl DensePolicy for Edf {
 /// else waits. Elastic, no admission control.
 pub struct EdfElastic;
 
-impl DensePolicy for EdfElastic {
+impl Order for EdfElastic {
     fn name(&self) -> String {
         "edf-elastic".into()
     }
 
-    fn allocate(&mut self, ctx: &Ctx<'_>, out: &mut [Option<Alloc>]) {
-        let mut free = ctx.w.cluster.capacity.clone();
-        for k in deadline_order(ctx) {
-            let job = &ctx.w.jobs[ctx.active[k]];
-            if !job.elastic {
-                if let Some(t) = super::pick_type(job, None, job.req, &free, 0.0) {
-                    free[t as usize] -= job.req;
-                    out[k] = Some((t, job.req));
-                }
-                continue;
-            }
-            // The type where the count that fits runs fastest. The largest
-            // count is the largest the rules allow (the true curve's), not the
-            // planner's own caps.
-            let best = job
-                .belief
-                .iter()
-                .zip(&job.truth)
-                .enumerate()
-                .filter_map(|(t, (b, c))| {
-                    let (b, c) = (b.as_deref()?, c.as_deref()?);
-                    let n = c.floor_count(c.largest_count().min(free[t]));
-                    (n >= c.first_count() && n <= free[t]).then(|| (t, n, b.r(n)))
-                })
-                .max_by(|a, b| a.2.total_cmp(&b.2));
-            if let Some((t, n, _)) = best {
-                free[t] -= n;
-                out[k] = Some((t as u16, n));
-            }
+    fn key(&self, ctx: &Ctx<'_>, j: usize, _running: bool) -> Key {
+        deadline_key(ctx, j)
+    }
+
+    fn fewest(&self, job: &PJob) -> u32 {
+        if !job.elastic {
+            return job.req;
         }
+        job.truth
+            .iter()
+            .flatten()
+            .map(|c| c.first_count())
+            .min()
+            .unwrap_or(job.req)
+    }
+
+    fn take(&self, ctx: &Ctx<'_>, j: usize, free: &[u32]) -> Option<Alloc> {
+        let job = &ctx.w.jobs[j];
+        if !job.elastic {
+            return super::pick_type(job, None, job.req, free, 0.0).map(|t| (t, job.req));
+        }
+        // The type where the count that fits runs fastest. The largest count
+        // is the largest the rules allow (the true curve's), not the
+        // planner's own caps.
+        job.belief
+            .iter()
+            .zip(&job.truth)
+            .enumerate()
+            .filter_map(|(t, (b, c))| {
+                let (b, c) = (b.as_deref()?, c.as_deref()?);
+                let n = c.floor_count(c.largest_count().min(free[t]));
+                (n >= c.first_count() && n <= free[t]).then(|| (t, n, b.r(n)))
+            })
+            .max_by(|a, b| a.2.total_cmp(&b.2))
+            .map(|(t, n, _)| (t as u16, n))
     }
 }

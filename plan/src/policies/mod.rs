@@ -8,15 +8,16 @@
 
 mod edf;
 mod fifo;
+mod ordered;
 mod sjf;
 mod tiresias;
 
 pub use edf::{Edf, EdfElastic};
 pub use fifo::Fifo;
+pub use ordered::{Key, Order, Ordered};
 pub use sjf::SjfOracle;
 pub use tiresias::Tiresias;
 
-use crate::simulator::{Alloc, Ctx};
 use crate::workload::PJob;
 
 /// A GPU type for `n` GPUs of `job` among those with `free` room: the job's
@@ -54,22 +55,4 @@ pub fn pick_type(job: &PJob, cur: Option<u16>, n: u32, free: &[u32], min_ratio: 
         return Some(c);
     }
     (r >= min_ratio * best_any).then_some(t)
-}
-
-/// Give each job of `order` (positions in `ctx.active`) its requested count on
-/// a type with room; `strict` stops at the first job that does not fit.
-pub fn fill_requested(ctx: &Ctx<'_>, order: &[usize], out: &mut [Option<Alloc>], strict: bool) {
-    let mut free = ctx.w.cluster.capacity.clone();
-    for &k in order {
-        let j = ctx.active[k];
-        let job = &ctx.w.jobs[j];
-        match pick_type(job, ctx.st[j].alloc.map(|a| a.0), job.req, &free, 0.0) {
-            Some(t) => {
-                free[t as usize] -= job.req;
-                out[k] = Some((t, job.req));
-            }
-            None if strict => break,
-            None => {}
-        }
-    }
 }

@@ -5,8 +5,9 @@
 //! policy with ElasticFlow's thresholds (`jobs.py:108`, 3 queues at 3,250
 //! and 7,200 GPU-seconds), as ElasticFlow's `dlas_sim_jobs(gputime=True)` runs it.
 
-use super::fill_requested;
-use crate::simulator::{Alloc, Ctx, DensePolicy};
+use super::ordered::{Key, Order};
+use crate::simulator::Ctx;
+use crate::waitqueue::ordered_bits;
 
 pub struct Tiresias {
     /// Attained GPU-seconds at which a job drops to the next queue.
@@ -39,26 +40,20 @@ impl Tiresias {
     }
 }
 
-impl DensePolicy for Tiresias {
+impl Order for Tiresias {
     fn name(&self) -> String {
         self.name.into()
     }
 
-    fn allocate(&mut self, ctx: &Ctx<'_>, out: &mut [Option<Alloc>]) {
-        let mut order: Vec<(usize, f64, usize, usize)> = ctx
-            .active
-            .iter()
-            .enumerate()
-            .map(|(k, &j)| (self.queue(ctx.st[j].attained(ctx.now)), ctx.w.jobs[j].submit, j, k))
-            .collect();
-        order.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
-        let order: Vec<usize> = order.into_iter().map(|o| o.3).collect();
-        fill_requested(ctx, &order, out, false);
+    /// By queue (attained service), then submission.
+    fn key(&self, ctx: &Ctx<'_>, j: usize, _running: bool) -> Key {
+        let queue = self.queue(ctx.st[j].attained(ctx.now));
+        (queue as u64, ordered_bits(ctx.w.jobs[j].submit), 0, j)
     }
 
     /// The next time a running job crosses a queue threshold.
-    fn wakeup(&self, ctx: &Ctx<'_>) -> Option<f64> {
-        ctx.active
+    fn wakeup(&self, ctx: &Ctx<'_>, running: &[usize]) -> Option<f64> {
+        running
             .iter()
             .filter_map(|&j| {
                 let s = &ctx.st[j];

@@ -1,14 +1,12 @@
-//! The waiting jobs in planning order, kept from one event to the next. A
-//! waiting job's place (class, priority, key) does not change while it waits,
-//! so at each event only the running jobs are sorted anew, and the order is
-//! read off by merging them with this queue, stopping once the GPUs run out:
-//! a long queue costs a pass over it per event, not a sort of it.
+//! The waiting jobs in a policy's order, kept from one event to the next. A
+//! waiting job's place (for the planner: class, priority, key; for a
+//! baseline: its sort key) does not change while it waits, so at each event
+//! only the running jobs are sorted anew, and the order is read off by
+//! merging them with this queue, stopping once the GPUs run out: a long
+//! queue costs the jobs reached per event, not a sort of it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::iter::Peekable;
-
-/// (class, -priority, key as ordered bits, job): the planner's order.
-pub type Place = (u8, i64, u64, usize);
 
 /// `f64`s mapped to `u64`s ordered as `f64::total_cmp` orders them.
 pub fn ordered_bits(x: f64) -> u64 {
@@ -16,19 +14,30 @@ pub fn ordered_bits(x: f64) -> u64 {
     if b >> 63 == 1 { !b } else { b | (1 << 63) }
 }
 
-#[derive(Default)]
-pub struct WaitQueue {
+/// Waiting jobs at places of type `P` (an order that ends in the job index,
+/// so that places are unique).
+pub struct WaitQueue<P> {
     /// By the fewest GPUs the job can start with: its waiting jobs in order.
-    buckets: BTreeMap<u32, BTreeSet<Place>>,
+    buckets: BTreeMap<u32, BTreeSet<P>>,
     /// Each job's (bucket, place) while it waits.
-    at: Vec<Option<(u32, Place)>>,
+    at: Vec<Option<(u32, P)>>,
     /// The buckets' sum over the waiting jobs: GPUs they would take at their base counts.
     base_total: u64,
 }
 
-impl WaitQueue {
+impl<P> Default for WaitQueue<P> {
+    fn default() -> Self {
+        WaitQueue {
+            buckets: BTreeMap::new(),
+            at: Vec::new(),
+            base_total: 0,
+        }
+    }
+}
+
+impl<P: Ord + Copy> WaitQueue<P> {
     /// Job `j` waits at `place` needing at least `base` GPUs (`None`: it does not wait).
-    pub fn set(&mut self, j: usize, want: Option<(u32, Place)>) {
+    pub fn set(&mut self, j: usize, want: Option<(u32, P)>) {
         if self.at.len() <= j {
             self.at.resize(j + 1, None);
         }
@@ -56,12 +65,12 @@ impl WaitQueue {
         self.base_total
     }
 
-    /// The class of job `j`'s place, while it waits.
-    pub fn class_of(&self, j: usize) -> Option<u8> {
-        self.at.get(j).copied().flatten().map(|(_, p)| p.0)
+    /// Job `j`'s place, while it waits.
+    pub fn place_of(&self, j: usize) -> Option<P> {
+        self.at.get(j).copied().flatten().map(|(_, p)| p)
     }
 
-    pub fn merge(&self) -> Merge<'_> {
+    pub fn merge(&self) -> Merge<'_, P> {
         Merge {
             heads: self.buckets.iter().map(|(&b, s)| (b, s.iter().peekable())).collect(),
         }
@@ -69,14 +78,15 @@ impl WaitQueue {
 }
 
 /// The queue in order across buckets.
-pub struct Merge<'a> {
-    heads: Vec<(u32, Peekable<std::collections::btree_set::Iter<'a, Place>>)>,
+pub struct Merge<'a, P> {
+    heads: Vec<(u32, Peekable<std::collections::btree_set::Iter<'a, P>>)>,
 }
 
-impl Merge<'_> {
-    /// The first waiting job that could start on `limit` GPUs, without taking it.
-    pub fn peek(&mut self, limit: u32) -> Option<(usize, Place)> {
-        let mut best: Option<(usize, Place)> = None;
+impl<P: Ord + Copy> Merge<'_, P> {
+    /// The first waiting job that could start on `limit` GPUs, without taking
+    /// it: (its bucket, to pass to [`Merge::advance`], and its place).
+    pub fn peek(&mut self, limit: u32) -> Option<(usize, P)> {
+        let mut best: Option<(usize, P)> = None;
         for (i, (base, it)) in self.heads.iter_mut().enumerate() {
             if *base > limit {
                 break;
@@ -102,7 +112,7 @@ mod tests {
 
     #[test]
     fn merges_in_order_within_the_limit() {
-        let mut q = WaitQueue::default();
+        let mut q: WaitQueue<(u8, i64, u64, usize)> = WaitQueue::default();
         let p = |class, key: f64, j| (class, 0i64, ordered_bits(key), j);
         q.set(0, Some((1, p(2, 5.0, 0))));
         q.set(1, Some((8, p(2, 1.0, 1))));
@@ -113,6 +123,8 @@ mod tests {
         assert_eq!(q.base_total(), 10);
         let mut m = q.merge();
         let mut seen = Vec::new();
+        assert_eq!(q.place_of(3), Some(p(2, -3.0, 3)));
+        assert_eq!(q.place_of(0), None);
         while let Some((i, place)) = m.peek(8) {
             seen.push(place.3);
             m.advance(i);
