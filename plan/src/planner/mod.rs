@@ -2,7 +2,7 @@
 //!
 //! At every arrival and completion it decides every active job's GPU type
 //! and count afresh, on its *belief* of the throughputs. It keeps the waiting
-//! jobs in order from one event to the next (`queue`) and the running ones in
+//! jobs in order from one event to the next (`waiting`) and the running ones in
 //! a set, and reads the order only as far as GPUs last, so an event costs
 //! the running jobs and the jobs reached, not the whole queue:
 //! 1. Order. `jct`: starving jobs first (waited longer than the bound), then
@@ -25,9 +25,10 @@
 //!    would change a running job only if it saves at least twice the restart.
 
 mod deadline;
+mod grow;
+mod waiting;
 
-use std::cmp::Ordering;
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::BTreeSet;
 
 use crate::jobset::JobSet;
 use crate::policies::pick_type;
@@ -154,6 +155,66 @@ pub struct Planner {
 }
 
 impl Planner {
+    /// What stays fixed for a workload: believed rates, base counts, costs.
+    /// Job `j` at its base count on the GPU type `pick_type` chooses, taken from `free`.
+    fn take_base(&self, ctx: &Ctx<'_>, j: usize, free: &mut [u32]) -> Option<Alloc> {
+        let base = self.base[j];
+        let t = pick_type(
+            &ctx.w.jobs[j],
+            ctx.st[j].alloc.map(|a| a.0),
+            base,
+            free,
+            self.cfg.type_min_ratio,
+        )?;
+        free[t as usize] -= base;
+        Some((t, base))
+    }
+
+    fn init(&mut self, ctx: &Ctx<'_>) {
+        let (w, cfg) = (ctx.w, &self.cfg);
+        let n = w.jobs.len();
+        self.promoted = vec![false; n];
+        self.starve_at = vec![f64::NAN; n];
+        self.admitted = vec![None; n];
+        self.running = JobSet::new(n);
+        self.req_rate = w
+            .jobs
+            .iter()
+            .map(|j| j.belief_rate(j.best_type(j.req), j.req))
+            .collect();
+        self.base = w
+            .jobs
+            .iter()
+            .map(|j| {
+                if j.elastic && cfg.elastic {
+                    j.first_count()
+                } else {
+                    j.req
+                }
+            })
+            .collect();
+        let ef = (w.rules.overhead == Overhead::ElasticFlow).then(|| EfOverhead::new(w.cluster.total_gpus()));
+        // Per-round charges: the base (2 s, 7 s on 256+ GPUs) every round.
+        self.round_base = match ef {
+            Some(_) if w.cluster.total_gpus() >= 256 => 7.0,
+            Some(_) => 2.0,
+            None => 0.0,
+        };
+        self.round_interval = w.rules.round_gap_s.max(1.0);
+        let margin = if w.rules.placement_penalty {
+            DEADLINE_MARGIN
+        } else {
+            DEADLINE_MARGIN_MODELLED
+        };
+        self.costs = Some(deadline::Costs {
+            restart_s: cfg.restart_s,
+            derate: 0.0,
+            ef,
+            margin,
+            release_lag: w.rules.round_gap_s,
+        });
+    }
+
     pub fn new(cfg: PlannerConfig) -> Planner {
         Planner {
             cfg,
@@ -226,171 +287,6 @@ fn second_type_loss(job: &crate::workload::PJob, n: u32) -> f64 {
         }
     }
     if best > 0.0 { 1.0 - second / best } else { 1.0 }
-}
-
-impl Planner {
-    /// What stays fixed for a workload: believed rates, base counts, costs.
-    fn init(&mut self, ctx: &Ctx<'_>) {
-        let (w, cfg) = (ctx.w, &self.cfg);
-        let n = w.jobs.len();
-        self.promoted = vec![false; n];
-        self.starve_at = vec![f64::NAN; n];
-        self.admitted = vec![None; n];
-        self.running = JobSet::new(n);
-        self.req_rate = w
-            .jobs
-            .iter()
-            .map(|j| j.belief_rate(j.best_type(j.req), j.req))
-            .collect();
-        self.base = w
-            .jobs
-            .iter()
-            .map(|j| {
-                if j.elastic && cfg.elastic {
-                    j.first_count()
-                } else {
-                    j.req
-                }
-            })
-            .collect();
-        let ef = (w.rules.overhead == Overhead::ElasticFlow).then(|| EfOverhead::new(w.cluster.total_gpus()));
-        // Per-round charges: the base (2 s, 7 s on 256+ GPUs) every round.
-        self.round_base = match ef {
-            Some(_) if w.cluster.total_gpus() >= 256 => 7.0,
-            Some(_) => 2.0,
-            None => 0.0,
-        };
-        self.round_interval = w.rules.round_gap_s.max(1.0);
-        let margin = if w.rules.placement_penalty {
-            DEADLINE_MARGIN
-        } else {
-            DEADLINE_MARGIN_MODELLED
-        };
-        self.costs = Some(deadline::Costs {
-            restart_s: cfg.restart_s,
-            derate: 0.0,
-            ef,
-            margin,
-            release_lag: w.rules.round_gap_s,
-        });
-    }
-
-    /// Starving jobs, admitted deadline jobs, the rest.
-    fn class_of(&self, j: usize) -> u8 {
-        if self.promoted[j] {
-            0
-        } else if self.admitted[j] == Some(true) {
-            1
-        } else {
-            2
-        }
-    }
-
-    /// Job `j`'s place in the planning order: (class, -priority, key).
-    /// `waiting_since` is `Some` for a job that waits from then on, `None`
-    /// for one that holds GPUs.
-    fn place(&self, ctx: &Ctx<'_>, j: usize, waiting_since: Option<f64>) -> (u8, i64, f64) {
-        let job = &ctx.w.jobs[j];
-        let class = self.class_of(j);
-        let key = match class {
-            0 => waiting_since.unwrap_or(ctx.st[j].waiting_since),
-            1 => job.deadline.unwrap_or(f64::INFINITY),
-            _ => {
-                let g = self.remaining_gpu_time(ctx, j);
-                match self.cfg.objective {
-                    Objective::Makespan => -g,
-                    _ if waiting_since.is_none() => g * self.cfg.keep_factor,
-                    _ => g,
-                }
-            }
-        };
-        (class, -job.priority, key)
-    }
-
-    /// Job `j` waits from `since` on: in the queue at its place, and watched
-    /// for the starvation bound.
-    fn wait(&mut self, ctx: &Ctx<'_>, j: usize, since: f64) {
-        let (class, prio, key) = self.place(ctx, j, Some(since));
-        let entry = Some((self.base[j], (class, prio, ordered_bits(key), j)));
-        let (into, other) = if class == 0 {
-            (&mut self.starved, &mut self.queue)
-        } else {
-            (&mut self.queue, &mut self.starved)
-        };
-        other.set(j, None);
-        into.set(j, entry);
-        self.watch(ctx, j, since);
-    }
-
-    /// Watch waiting job `j` (waiting since `since`) for the starvation bound:
-    /// the fixed bound, or a multiple of the job's predicted run time if that
-    /// is longer. A fixed bound alone turns the plan into FIFO on an
-    /// overloaded cluster, where every job waits past it: a long job waits in
-    /// proportion to its length before it goes ahead of shorter ones.
-    fn watch(&mut self, ctx: &Ctx<'_>, j: usize, since: f64) {
-        if self.cfg.objective == Objective::Makespan || self.promoted[j] {
-            return;
-        }
-        let factor = self.cfg.starvation_factor.unwrap_or(match self.cfg.objective {
-            Objective::Jct => STARVATION_FACTOR,
-            _ => 0.0,
-        });
-        let run_s = self.remaining_gpu_time(ctx, j) / ctx.w.jobs[j].req as f64;
-        let at = since + self.cfg.starvation_s.max(factor * run_s);
-        self.unwatch(j);
-        self.starve_at[j] = at;
-        self.starving.insert((ordered_bits(at), j));
-    }
-
-    fn unwatch(&mut self, j: usize) {
-        let at = std::mem::replace(&mut self.starve_at[j], f64::NAN);
-        if !at.is_nan() {
-            self.starving.remove(&(ordered_bits(at), j));
-        }
-    }
-
-    /// Job `j` stops waiting.
-    fn unwait(&mut self, j: usize) {
-        self.queue.set(j, None);
-        self.starved.set(j, None);
-        self.unwatch(j);
-    }
-
-    /// Promote the waiting jobs that reached the starvation bound by `now`.
-    fn promote(&mut self, ctx: &Ctx<'_>) {
-        while let Some(&(_, j)) = self.starving.first() {
-            if ctx.now < self.starve_at[j] {
-                break;
-            }
-            self.unwatch(j);
-            self.promoted[j] = true;
-            if self.queue.place_of(j).is_some() {
-                self.wait(ctx, j, ctx.st[j].waiting_since);
-            }
-        }
-    }
-}
-
-/// A candidate step for the expansion heap: `i` indexes the planning order.
-struct Step {
-    score: f64,
-    i: usize,
-}
-impl PartialEq for Step {
-    fn eq(&self, o: &Self) -> bool {
-        self.score == o.score && self.i == o.i
-    }
-}
-impl Eq for Step {}
-impl PartialOrd for Step {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Step {
-    fn cmp(&self, o: &Self) -> Ordering {
-        self.score.total_cmp(&o.score).then(o.i.cmp(&self.i))
-    }
 }
 
 impl Policy for Planner {
@@ -477,7 +373,7 @@ impl Policy for Planner {
         let mut doomed: Vec<usize> = Vec::new();
         let mut free = w.cluster.capacity.clone();
         let mut budget: u64 = free.iter().map(|&f| f as u64).sum();
-        let mut chosen: Vec<(bool, f64, usize, u32)> = Vec::new();
+        let mut chosen: Vec<(bool, f64, usize)> = Vec::new();
         // Promoted jobs go first on at most `starved_share` of the GPUs; those
         // the share holds back come after every other job (`deferred`: the
         // running ones; the waiting ones stay in `starved`).
@@ -537,21 +433,19 @@ impl Policy for Planner {
                     deferred.push((p, i));
                     continue;
                 }
-                if let Some(t) = pick_type(job, cur, base, &free, cfg.type_min_ratio) {
-                    free[t as usize] -= base;
+                out[i] = self.take_base(ctx, j, &mut free);
+                if out[i].is_some() {
                     starved_gpus += u64::from(base);
-                    out[i] = Some((t, base));
                 }
                 continue;
             }
             if hetero {
                 if base as u64 <= budget {
                     budget -= base as u64;
-                    chosen.push((cur.is_none(), -second_type_loss(job, base), i, base));
+                    chosen.push((cur.is_none(), -second_type_loss(job, base), i));
                 }
-            } else if let Some(t) = pick_type(job, cur, base, &free, cfg.type_min_ratio) {
-                free[t as usize] -= base;
-                out[i] = Some((t, base));
+            } else {
+                out[i] = self.take_base(ctx, j, &mut free);
             }
         }
         drop(waiting);
@@ -577,50 +471,19 @@ impl Policy for Planner {
                     order.len() - 1
                 }
             };
-            let j = order[i];
-            let base = self.base[j];
-            if let Some(t) = pick_type(
-                &w.jobs[j],
-                ctx.st[j].alloc.map(|a| a.0),
-                base,
-                &free,
-                cfg.type_min_ratio,
-            ) {
-                free[t as usize] -= base;
-                out[i] = Some((t, base));
-            }
+            out[i] = self.take_base(ctx, order[i], &mut free);
         }
         drop(starved);
         if hetero {
             // Running jobs keep their type first (no restart), then by loss.
             chosen.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)));
-            for &(_, _, i, base) in &chosen {
-                let j = order[i];
-                if let Some(t) = pick_type(
-                    &w.jobs[j],
-                    ctx.st[j].alloc.map(|a| a.0),
-                    base,
-                    &free,
-                    cfg.type_min_ratio,
-                ) {
-                    free[t as usize] -= base;
-                    out[i] = Some((t, base));
-                }
+            for &(_, _, i) in &chosen {
+                out[i] = self.take_base(ctx, order[i], &mut free);
             }
             // Backfill what per-type fragmentation left, in order.
             for (i, &j) in order.iter().enumerate() {
-                let base = self.base[j];
-                if out[i].is_none()
-                    && let Some(t) = pick_type(
-                        &w.jobs[j],
-                        ctx.st[j].alloc.map(|a| a.0),
-                        base,
-                        &free,
-                        cfg.type_min_ratio,
-                    )
-                {
-                    free[t as usize] -= base;
-                    out[i] = Some((t, base));
+                if out[i].is_none() {
+                    out[i] = self.take_base(ctx, j, &mut free);
                 }
             }
         }
@@ -663,101 +526,5 @@ impl Policy for Planner {
     fn wakeup(&self, ctx: &Ctx<'_>) -> Option<f64> {
         let _ = ctx;
         self.starving.first().map(|&(_, j)| self.starve_at[j])
-    }
-}
-
-impl Planner {
-    /// 3. Elastic jobs in `order` grow from their base counts in `out`.
-    fn grow(
-        &self,
-        ctx: &Ctx<'_>,
-        costs: &deadline::Costs,
-        order: &[usize],
-        out: &mut [Option<Alloc>],
-        free: &mut [u32],
-    ) {
-        let (w, now, obj) = (ctx.w, ctx.now, self.cfg.objective);
-        // 3a. Running elastic jobs keep what they hold, in order, as far as GPUs remain.
-        for (i, &j) in order.iter().enumerate() {
-            if let (Some((t, g)), Some((ct, cg))) = (out[i], ctx.st[j].alloc)
-                && w.jobs[j].elastic
-                && t == ct
-                && cg > g
-            {
-                let mut to = g + (cg - g).min(free[t as usize]);
-                if let Some(c) = &w.jobs[j].belief[t as usize] {
-                    to = c.floor_count(to).max(g);
-                }
-                free[t as usize] -= to - g;
-                out[i] = Some((t, to));
-            }
-        }
-        // 3b. Expansion by marginal throughput per GPU (none without a free GPU).
-        if free.iter().all(|&f| f == 0) {
-            return;
-        }
-        let free_placement = !w.rules.placement_penalty;
-        let min_gain = self
-            .cfg
-            .min_gain
-            .unwrap_or(if obj == Objective::Deadline && free_placement {
-                0.0
-            } else {
-                0.1
-            });
-        let step = |i: usize, cur: Alloc, free: &[u32]| -> Option<(f64, u32)> {
-            let j = order[i];
-            let job = &w.jobs[j];
-            let (t, g) = cur;
-            let curve = job.belief[t as usize].as_ref()?;
-            let mut next = curve.next_hull(g)?;
-            if next > g + free[t as usize] {
-                // Interpolating: as far as the free GPUs go; measured counts only: not at all.
-                if curve.discrete {
-                    return None;
-                }
-                next = g + free[t as usize];
-            }
-            if next <= g {
-                return None;
-            }
-            let (r0, r1) = (curve.r(g), curve.r(next));
-            let eff = (r1 - r0) / (next - g) as f64 / curve.r(1);
-            if eff < min_gain {
-                return None;
-            }
-            let rem = ctx.st[j].remaining(now);
-            // Growing a job that would otherwise run on unchanged costs a restart: only if it pays twice over.
-            if ctx.st[j].alloc == Some(cur) && rem / r0 - rem / r1 < 2.0 * costs.change_cost(next) {
-                return None;
-            }
-            let time = rem / r0;
-            let score = if obj == Objective::Makespan {
-                eff * time
-            } else {
-                eff / time.max(1e-9)
-            };
-            Some((score, next))
-        };
-        let mut heap = BinaryHeap::new();
-        for (i, &j) in order.iter().enumerate() {
-            if let Some(a) = out[i].filter(|_| w.jobs[j].elastic)
-                && let Some((score, _)) = step(i, a, free)
-            {
-                heap.push(Step { score, i });
-            }
-        }
-        while let Some(Step { i, .. }) = heap.pop() {
-            let cur = out[i].unwrap();
-            // Free GPUs may have shrunk since the score was computed: recompute.
-            let Some((_, next)) = step(i, cur, free) else {
-                continue;
-            };
-            free[cur.0 as usize] -= next - cur.1;
-            out[i] = Some((cur.0, next));
-            if let Some((score, _)) = step(i, (cur.0, next), free) {
-                heap.push(Step { score, i });
-            }
-        }
     }
 }

@@ -1,0 +1,126 @@
+//! Step 3 of the planner: elastic jobs grow from their base counts, first
+//! back to what they hold, then by marginal throughput per GPU.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use super::{Objective, Planner, deadline};
+use crate::simulator::{Alloc, Ctx};
+
+/// A candidate step for the expansion heap: `i` indexes the planning order.
+struct Step {
+    score: f64,
+    i: usize,
+}
+impl PartialEq for Step {
+    fn eq(&self, o: &Self) -> bool {
+        self.score == o.score && self.i == o.i
+    }
+}
+impl Eq for Step {}
+impl PartialOrd for Step {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Step {
+    fn cmp(&self, o: &Self) -> Ordering {
+        self.score.total_cmp(&o.score).then(o.i.cmp(&self.i))
+    }
+}
+
+impl Planner {
+    /// 3. Elastic jobs in `order` grow from their base counts in `out`.
+    pub(super) fn grow(
+        &self,
+        ctx: &Ctx<'_>,
+        costs: &deadline::Costs,
+        order: &[usize],
+        out: &mut [Option<Alloc>],
+        free: &mut [u32],
+    ) {
+        let (w, now, obj) = (ctx.w, ctx.now, self.cfg.objective);
+        // 3a. Running elastic jobs keep what they hold, in order, as far as GPUs remain.
+        for (i, &j) in order.iter().enumerate() {
+            if let (Some((t, g)), Some((ct, cg))) = (out[i], ctx.st[j].alloc)
+                && w.jobs[j].elastic
+                && t == ct
+                && cg > g
+            {
+                let mut to = g + (cg - g).min(free[t as usize]);
+                if let Some(c) = &w.jobs[j].belief[t as usize] {
+                    to = c.floor_count(to).max(g);
+                }
+                free[t as usize] -= to - g;
+                out[i] = Some((t, to));
+            }
+        }
+        // 3b. Expansion by marginal throughput per GPU (none without a free GPU).
+        if free.iter().all(|&f| f == 0) {
+            return;
+        }
+        let free_placement = !w.rules.placement_penalty;
+        let min_gain = self
+            .cfg
+            .min_gain
+            .unwrap_or(if obj == Objective::Deadline && free_placement {
+                0.0
+            } else {
+                0.1
+            });
+        let step = |i: usize, cur: Alloc, free: &[u32]| -> Option<(f64, u32)> {
+            let j = order[i];
+            let job = &w.jobs[j];
+            let (t, g) = cur;
+            let curve = job.belief[t as usize].as_ref()?;
+            let mut next = curve.next_hull(g)?;
+            if next > g + free[t as usize] {
+                // Interpolating: as far as the free GPUs go; measured counts only: not at all.
+                if curve.discrete {
+                    return None;
+                }
+                next = g + free[t as usize];
+            }
+            if next <= g {
+                return None;
+            }
+            let (r0, r1) = (curve.r(g), curve.r(next));
+            let eff = (r1 - r0) / (next - g) as f64 / curve.r(1);
+            if eff < min_gain {
+                return None;
+            }
+            let rem = ctx.st[j].remaining(now);
+            // Growing a job that would otherwise run on unchanged costs a restart: only if it pays twice over.
+            if ctx.st[j].alloc == Some(cur) && rem / r0 - rem / r1 < 2.0 * costs.change_cost(next) {
+                return None;
+            }
+            let time = rem / r0;
+            let score = if obj == Objective::Makespan {
+                eff * time
+            } else {
+                eff / time.max(1e-9)
+            };
+            Some((score, next))
+        };
+        let mut heap = BinaryHeap::new();
+        for (i, &j) in order.iter().enumerate() {
+            if let Some(a) = out[i].filter(|_| w.jobs[j].elastic)
+                && let Some((score, _)) = step(i, a, free)
+            {
+                heap.push(Step { score, i });
+            }
+        }
+        while let Some(Step { i, .. }) = heap.pop() {
+            let cur = out[i].unwrap();
+            // Free GPUs may have shrunk since the score was computed: recompute.
+            let Some((_, next)) = step(i, cur, free) else {
+                continue;
+            };
+            free[cur.0 as usize] -= next - cur.1;
+            out[i] = Some((cur.0, next));
+            if let Some((score, _)) = step(i, (cur.0, next), free) {
+                heap.push(Step { score, i });
+            }
+        }
+    }
+}
