@@ -5,9 +5,10 @@
 //! jobs in order from one event to the next (`waiting`) and the running ones in
 //! a set, and reads the order only as far as GPUs last, so an event costs
 //! the running jobs and the jobs reached, not the whole queue:
-//! 1. Order. `jct`: starving jobs first (waited longer than the bound), then
-//!    shortest predicted remaining GPU-time (a running job's key is scaled by
-//!    `keep_factor`, so only a clearly shorter job preempts it). `deadline`:
+//! 1. Order. `jct`: starving jobs first (waited past the bound; on at most
+//!    `starved_share` of the GPUs, the rest of them after everyone else),
+//!    then shortest predicted remaining GPU-time (a running job's key is
+//!    scaled by `keep_factor`, so only a clearly shorter job preempts it). `deadline`:
 //!    admitted jobs earliest-deadline-first, then the rest as for `jct`.
 //!    `makespan`: longest predicted remaining GPU-time first.
 //! 2. Base counts in that order, backfilling: rigid jobs their request,
