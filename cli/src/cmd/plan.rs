@@ -171,8 +171,8 @@ pub struct PlannerArgs {
     #[arg(long)]
     pub starvation_factor: Option<f64>,
     /// Jobs past the starvation bound go first on at most this share of the GPUs
-    /// (then in the ordinary order), so that an overloaded cluster, where every
-    /// job is past the bound, is not planned first-come first-served.
+    /// (and after all other jobs on the rest), so that an overloaded cluster,
+    /// where every job is past the bound, is not planned first-come first-served.
     #[arg(long, default_value_t = 0.5)]
     pub starved_share: f64,
     /// Least marginal efficiency (extra one-GPU-equivalents per extra GPU) worth
