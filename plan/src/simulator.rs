@@ -463,8 +463,18 @@ fn check_changes(
         PlanError::Inconsistent(format!("policy `{}` {why} job `{}`", policy.name(), w.jobs[j].id))
     };
     for &(j, target) in changes {
+        if j >= w.jobs.len() {
+            return Err(PlanError::Inconsistent(format!(
+                "policy `{}` named job {j}; the workload has {}",
+                policy.name(),
+                w.jobs.len()
+            )));
+        }
         if active.get(pos[j]) != Some(&j) {
             return Err(bad(j, "changed the allocation of a finished or not yet submitted"));
+        }
+        if target.is_some_and(|(ty, _)| usize::from(ty) >= used.len()) {
+            return Err(bad(j, "used a GPU type the cluster does not have for"));
         }
         if seen_at[j] == event {
             return Err(bad(j, "changed twice at one event the allocation of"));

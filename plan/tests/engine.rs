@@ -584,4 +584,9 @@ fn the_engine_refuses_changes_that_break_the_cluster_or_repeat() {
     );
     let err = engine(vec![(0, Some((0, 0)))]);
     assert!(err.contains("gave zero GPUs to job `long`"), "{err}");
+    let err = engine(vec![(0, Some((3, 1)))]);
+    assert!(
+        err.contains("used a GPU type the cluster does not have for job `long`"),
+        "{err}"
+    );
 }
