@@ -524,8 +524,7 @@ impl Policy for Planner {
     }
 
     /// The next time a waiting job reaches the starvation bound.
-    fn wakeup(&self, ctx: &Ctx<'_>) -> Option<f64> {
-        let _ = ctx;
+    fn wakeup(&self, _ctx: &Ctx<'_>) -> Option<f64> {
         self.starving.first().map(|&(_, j)| self.starve_at[j])
     }
 }
