@@ -102,15 +102,19 @@ impl Planner {
             };
             Some((score, next))
         };
-        let mut heap = BinaryHeap::new();
-        for (i, &j) in order.iter().enumerate() {
-            if let Some(a) = out[i].filter(|_| w.jobs[j].elastic)
-                && let Some((score, _)) = step(i, a, free)
-            {
-                heap.push(Step { score, i });
-            }
-        }
-        while let Some(Step { i, .. }) = heap.pop() {
+        let candidates: Vec<Step> = order
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &j)| {
+                let a = out[i].filter(|_| w.jobs[j].elastic)?;
+                step(i, a, free).map(|(score, _)| Step { score, i })
+            })
+            .collect();
+        let mut heap = BinaryHeap::from(candidates);
+        // Once no GPU is free no step can be taken: the rest are not looked at.
+        while free.iter().any(|&f| f > 0)
+            && let Some(Step { i, .. }) = heap.pop()
+        {
             let cur = out[i].unwrap();
             // Free GPUs may have shrunk since the score was computed: recompute.
             let Some((_, next)) = step(i, cur, free) else {
