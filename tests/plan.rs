@@ -328,6 +328,17 @@ fn bad_inputs_name_the_file_line_and_column() {
         dir.path().join("o").to_str().unwrap(),
     ]);
     assert!(err.contains("job type `nosuchmodel`"), "{err}");
+    // Planner settings out of range are refused before anything is planned.
+    let out = dir.path().join("o2");
+    for bad in ["--starved-share=0", "--starved-share=1.5", "--starvation-factor=-1"] {
+        let mut args = vec!["plan"];
+        args.extend(FIX);
+        args.push(bad);
+        args.extend(["--out", out.to_str().unwrap()]);
+        let err = fails(&args);
+        assert!(err.contains("--starved-share in (0, 1]"), "{bad}: {err}");
+    }
+    assert!(!out.exists());
 }
 
 #[test]
