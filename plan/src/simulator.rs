@@ -71,6 +71,8 @@ pub struct Ctx<'a> {
     pub active: &'a [usize],
     /// Jobs submitted since the last event (also in `active`).
     pub arrived: &'a [usize],
+    /// Jobs holding GPUs.
+    pub running: &'a [usize],
 }
 
 /// A policy's decision at an event: (job, its new allocation) for each job
@@ -248,6 +250,7 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
                 st: &st,
                 active: &active,
                 arrived: &arrived,
+                running: running.as_slice(),
             },
             &mut changes,
         );
@@ -341,6 +344,7 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
             st: &st,
             active: &active,
             arrived: &arrived,
+            running: running.as_slice(),
         });
     }
     (opts.progress)(n as u64, n as u64);

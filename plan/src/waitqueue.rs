@@ -106,6 +106,30 @@ impl<P: Ord + Copy> Merge<'_, P> {
     }
 }
 
+/// The first in order of a sorted list's head (taking it advances
+/// `next`) and the heads of the queues that fit their GPU limits; advances
+/// the one taken, and says whether it was the list's.
+pub fn first_in_order<P: Ord + Copy>(
+    head: Option<P>,
+    next: &mut usize,
+    queues: &mut [(&mut Merge<'_, P>, u32)],
+) -> Option<(P, bool)> {
+    let mut best: Option<(P, Option<(usize, usize)>)> = head.map(|p| (p, None));
+    for (q, (merge, limit)) in queues.iter_mut().enumerate() {
+        if let Some((bucket, p)) = merge.peek(*limit)
+            && best.is_none_or(|(b, _)| p < b)
+        {
+            best = Some((p, Some((q, bucket))));
+        }
+    }
+    let (p, from) = best?;
+    match from {
+        None => *next += 1,
+        Some((q, bucket)) => queues[q].0.advance(bucket),
+    }
+    Some((p, from.is_none()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

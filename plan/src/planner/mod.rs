@@ -36,7 +36,7 @@ use crate::policies::pick_type;
 use crate::rules::{Admission, EfOverhead, Overhead};
 use crate::simulator::{Alloc, Changes, Ctx, Policy};
 
-use crate::waitqueue::{Merge, WaitQueue, ordered_bits};
+use crate::waitqueue::{WaitQueue, first_in_order, ordered_bits};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Objective {
@@ -249,30 +249,6 @@ impl Planner {
     fn remaining_gpu_time(&self, ctx: &Ctx<'_>, j: usize) -> f64 {
         ctx.st[j].remaining(ctx.now) / self.req_rate[j] * ctx.w.jobs[j].req as f64
     }
-}
-
-/// The first in planning order of a sorted list's head (taking it advances
-/// `next`) and the heads of the queues that fit their GPU limits; advances
-/// the one taken, and says whether it was the list's.
-fn first_in_order(
-    head: Option<Place>,
-    next: &mut usize,
-    queues: &mut [(&mut Merge<'_, Place>, u32)],
-) -> Option<(Place, bool)> {
-    let mut best: Option<(Place, Option<(usize, usize)>)> = head.map(|p| (p, None));
-    for (q, (merge, limit)) in queues.iter_mut().enumerate() {
-        if let Some((bucket, p)) = merge.peek(*limit)
-            && best.is_none_or(|(b, _)| p < b)
-        {
-            best = Some((p, Some((q, bucket))));
-        }
-    }
-    let (p, from) = best?;
-    match from {
-        None => *next += 1,
-        Some((q, bucket)) => queues[q].0.advance(bucket),
-    }
-    Some((p, from.is_none()))
 }
 
 /// Share of its speed a job loses on its second-best GPU type (1 when it has only one).

@@ -7,9 +7,8 @@
 //! event costs the running jobs and the waiting jobs the GPUs reach, not
 //! the whole queue.
 
-use crate::jobset::JobSet;
 use crate::simulator::{Alloc, Changes, Ctx, Policy};
-use crate::waitqueue::WaitQueue;
+use crate::waitqueue::{WaitQueue, first_in_order};
 use crate::workload::PJob;
 
 /// A job's place in a baseline's order; it ends in the job index.
@@ -34,8 +33,8 @@ pub trait Order: Send {
     fn strict(&self) -> bool {
         false
     }
-    /// An extra event time the order needs, given the jobs holding GPUs.
-    fn wakeup(&self, _ctx: &Ctx<'_>, _running: &[usize]) -> Option<f64> {
+    /// An extra event time the order needs.
+    fn wakeup(&self, _ctx: &Ctx<'_>) -> Option<f64> {
         None
     }
 }
@@ -44,7 +43,6 @@ pub trait Order: Send {
 pub struct Ordered<O> {
     order: O,
     queue: WaitQueue<Key>,
-    running: JobSet,
 }
 
 impl<O: Order> Ordered<O> {
@@ -52,7 +50,6 @@ impl<O: Order> Ordered<O> {
         Ordered {
             order,
             queue: WaitQueue::default(),
-            running: JobSet::default(),
         }
     }
 
@@ -68,16 +65,10 @@ impl<O: Order> Policy for Ordered<O> {
     }
 
     fn decide(&mut self, ctx: &Ctx<'_>, changes: &mut Changes) {
-        self.running.retain(|j| ctx.st[j].done.is_none());
         for &j in ctx.arrived {
             self.wait(ctx, j);
         }
-        let mut sorted: Vec<Key> = self
-            .running
-            .as_slice()
-            .iter()
-            .map(|&j| self.order.key(ctx, j, true))
-            .collect();
+        let mut sorted: Vec<Key> = ctx.running.iter().map(|&j| self.order.key(ctx, j, true)).collect();
         sorted.sort_unstable();
         let strict = self.order.strict();
         let mut free = ctx.w.cluster.capacity.clone();
@@ -90,21 +81,12 @@ impl<O: Order> Policy for Ordered<O> {
                 break;
             }
             // A strict order must meet the next waiting job even if it cannot fit.
-            let head = sorted.get(next_sorted);
-            let j = match (head, waiting.peek(if strict { u32::MAX } else { limit })) {
-                (Some(r), Some((i, p))) if p < *r => {
-                    waiting.advance(i);
-                    p.3
-                }
-                (Some(r), _) => {
-                    next_sorted += 1;
-                    r.3
-                }
-                (None, Some((i, p))) => {
-                    waiting.advance(i);
-                    p.3
-                }
-                (None, None) => break,
+            let Some(((_, _, _, j), _)) = first_in_order(
+                sorted.get(next_sorted).copied(),
+                &mut next_sorted,
+                &mut [(&mut waiting, if strict { u32::MAX } else { limit })],
+            ) else {
+                break;
             };
             let got = self.order.take(ctx, j, &free);
             if let Some((t, g)) = got {
@@ -122,26 +104,19 @@ impl<O: Order> Policy for Ordered<O> {
                 changes.push((j, got));
             }
             match (held, got) {
-                (None, Some(_)) => {
-                    self.queue.set(j, None);
-                    self.running.insert(j);
-                }
-                (Some(_), None) => {
-                    self.running.remove(j);
-                    self.wait(ctx, j);
-                }
+                (None, Some(_)) => self.queue.set(j, None),
+                (Some(_), None) => self.wait(ctx, j),
                 _ => {}
             }
         }
         // Running jobs the GPUs did not reach stop.
         for &(_, _, _, j) in &sorted[next_sorted..] {
             changes.push((j, None));
-            self.running.remove(j);
             self.wait(ctx, j);
         }
     }
 
     fn wakeup(&self, ctx: &Ctx<'_>) -> Option<f64> {
-        self.order.wakeup(ctx, self.running.as_slice())
+        self.order.wakeup(ctx)
     }
 }

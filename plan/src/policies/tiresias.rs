@@ -52,8 +52,8 @@ impl Order for Tiresias {
     }
 
     /// The next time a running job crosses a queue threshold.
-    fn wakeup(&self, ctx: &Ctx<'_>, running: &[usize]) -> Option<f64> {
-        running
+    fn wakeup(&self, ctx: &Ctx<'_>) -> Option<f64> {
+        ctx.running
             .iter()
             .filter_map(|&j| {
                 let s = &ctx.st[j];
