@@ -6,6 +6,9 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
+/// Work that takes longer than this shows a [`Ui::late_bar`].
+const LATE_BAR_AFTER: Duration = Duration::from_secs(1);
+
 pub struct Ui {
     show: bool,
 }
@@ -33,13 +36,13 @@ impl Ui {
         bar
     }
 
-    /// A `(done, total)` callback that shows a bar only once `after` has
-    /// passed (most plans take milliseconds), and finishes it at `total`.
-    pub fn late_bar(&self, after: Duration, message: &str) -> impl Fn(u64, u64) + Sync + use<> {
+    /// A `(done, total)` callback that shows a bar only once [`LATE_BAR_AFTER`]
+    /// has passed (most plans take milliseconds), and finishes it at `total`.
+    pub fn late_bar(&self, message: &str) -> impl Fn(u64, u64) + Sync + use<> {
         let (show, start, message) = (self.show, Instant::now(), message.to_string());
         let bar: OnceLock<ProgressBar> = OnceLock::new();
         move |done, total| {
-            if !show || (bar.get().is_none() && start.elapsed() < after) {
+            if !show || (bar.get().is_none() && start.elapsed() < LATE_BAR_AFTER) {
                 return;
             }
             let b = bar.get_or_init(|| {

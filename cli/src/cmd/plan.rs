@@ -290,9 +290,6 @@ pub fn describe_inputs(args: &InputArgs, inputs: &Inputs) -> String {
     )
 }
 
-/// A plan taking longer than this shows a progress bar.
-const PLAN_BAR_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
-
 pub fn run(args: PlanArgs, ui: &crate::progress::Ui) -> anyhow::Result<ExitCode> {
     let objective = match args.objective {
         ObjectiveArg::Jct => Objective::Jct,
@@ -318,8 +315,8 @@ pub fn run(args: PlanArgs, ui: &crate::progress::Ui) -> anyhow::Result<ExitCode>
         belief,
         compare: args.compare,
         out: &args.out,
-        progress: &ui.late_bar(PLAN_BAR_AFTER, "planning (jobs done)"),
-        baselines_progress: &ui.late_bar(PLAN_BAR_AFTER, "baselines (jobs done, all runs)"),
+        progress: &ui.late_bar("planning (jobs done)"),
+        baselines_progress: &ui.late_bar("baselines (jobs done, all runs)"),
     })
     .with_context(|| format!("plan-{}", objective.name()))?;
     if outcome.belief_fallbacks > 0

@@ -52,9 +52,6 @@ pub struct SimulateArgs {
     pub out: Option<PathBuf>,
 }
 
-/// Runs taking longer than this show a progress bar.
-const SIMULATE_BAR_AFTER: std::time::Duration = std::time::Duration::from_secs(1);
-
 pub fn run(args: SimulateArgs, ui: &crate::progress::Ui) -> anyhow::Result<ExitCode> {
     let inputs = args.inputs.load()?;
     println!("{}\n", describe_inputs(&args.inputs, &inputs));
@@ -90,7 +87,7 @@ pub fn run(args: SimulateArgs, ui: &crate::progress::Ui) -> anyhow::Result<ExitC
         what,
         config: &cfg,
         out: args.out.as_deref(),
-        progress: &ui.late_bar(SIMULATE_BAR_AFTER, "simulating (jobs done, all runs)"),
+        progress: &ui.late_bar("simulating (jobs done, all runs)"),
     })?;
     if let Some(path) = &args.schedule {
         println!("{}: verified", path.display());
