@@ -15,8 +15,8 @@ S=../shared/cluster
 mkdir -p "$OUT"
 bench/plan/gen_busy.sh "$OUT/jobs.csv"
 {
-  echo "| GPUs | planning (s) | \`tracecast plan\` wall (s) | avg queueing (h) | avg JCT (h) |"
-  echo "|---:|---:|---:|---:|---:|"
+  echo "| GPUs | planning (s) | \`tracecast plan\` wall (s) | avg queueing (h) | avg JCT (h) | median JCT (h) | p99 JCT (h) |"
+  echo "|---:|---:|---:|---:|---:|---:|---:|"
   for spec in n128g8 n64g8 n32g8 n16g8; do
     gpus=$(( ${spec:1:${#spec}-3} * 8 ))
     rc=0
@@ -24,13 +24,15 @@ bench/plan/gen_busy.sh "$OUT/jobs.csv"
       --cluster "$S/cluster_specs/$spec.csv" --throughput "$S/throughputs/A100" --objective jct \
       --out "$OUT/$spec") || rc=$?
     if [ "$rc" = 124 ]; then
-      echo "| $gpus | not finished in $LIMIT s | - | - | - |"
+      echo "| $gpus | not finished in $LIMIT s | - | - | - | - | - |"
     else
       python3 - "$OUT/$spec" "$gpus" "$wall" <<'PY'
 import json, sys
 d, gpus, wall = sys.argv[1:]
 m = json.load(open(f"{d}/metrics.json"))
-print(f"| {gpus} | {m['planning_s']:.2f} | {float(wall):.2f} | {m['avg_queueing_delay_s'] / 3600:.1f} | {m['avg_jct_s'] / 3600:.1f} |")
+h = lambda k: m[k] / 3600
+print(f"| {gpus} | {m['planning_s']:.2f} | {float(wall):.2f} | {h('avg_queueing_delay_s'):.1f} | {h('avg_jct_s'):.1f} "
+      f"| {h('median_jct_s'):.2f} | {h('p99_jct_s'):.0f} |")
 PY
     fi
   done
