@@ -1,5 +1,6 @@
 //! A set of job indices with O(1) insert and remove, iterated in
-//! insertion order except where removals swapped the last job into a gap.
+//! insertion order (or the last `reorder`) except where removals swapped
+//! the last job into a gap.
 
 #[derive(Clone, Debug, Default)]
 pub struct JobSet {
@@ -42,6 +43,15 @@ impl JobSet {
         &self.jobs
     }
 
+    /// Iterate from now on in `order`, which holds exactly the set's jobs.
+    pub fn reorder(&mut self, order: impl IntoIterator<Item = usize>) {
+        self.jobs.clear();
+        self.jobs.extend(order);
+        for (p, &j) in self.jobs.iter().enumerate() {
+            self.at[j] = p;
+        }
+    }
+
     /// Keep the jobs `keep` says yes to.
     pub fn retain(&mut self, mut keep: impl FnMut(usize) -> bool) {
         let mut k = 0;
@@ -73,5 +83,9 @@ mod tests {
         assert_eq!(s.as_slice(), &[7, 0, 2]);
         s.retain(|j| j != 0);
         assert_eq!(s.as_slice(), &[7, 2]);
+        s.reorder([2, 7]);
+        s.remove(2);
+        s.insert(1);
+        assert_eq!(s.as_slice(), &[7, 1]);
     }
 }

@@ -221,14 +221,21 @@ pub fn write_outputs(dir: &Path, w: &Workload, r: &RunResult) -> Result<Vec<Path
     .iter()
     .map(|f| dir.join(f))
     .collect();
-    schedule::write_json(&paths[0], &file)?;
-    schedule::write_csv(&paths[1], &file)?;
-    let metrics = serde_json::to_string_pretty(&r.metrics).expect("metrics serialise");
     let write = |p: &Path, s: String| std::fs::write(p, s).map_err(|e| PlanError::io(p, e));
-    write(&paths[2], metrics + "\n")?;
-    write(&paths[3], render::gantt_svg(&r.schedule, w))?;
-    write(&paths[4], render::utilization_svg(&r.schedule, w))?;
-    outcome::write_jobs_csv(&paths[5], w, &r.schedule, &r.replay)?;
+    // Independent files: written at once (a big plan's JSON, CSV and
+    // pictures each take a noticeable share of a run).
+    let writers: [&(dyn Fn() -> Result<()> + Sync); 6] = [
+        &|| schedule::write_json(&paths[0], &file),
+        &|| schedule::write_csv(&paths[1], &file),
+        &|| {
+            let metrics = serde_json::to_string_pretty(&r.metrics).expect("metrics serialise");
+            write(&paths[2], metrics + "\n")
+        },
+        &|| write(&paths[3], render::gantt_svg(&r.schedule, w)),
+        &|| write(&paths[4], render::utilization_svg(&r.schedule, w)),
+        &|| outcome::write_jobs_csv(&paths[5], w, &r.schedule, &r.replay),
+    ];
+    writers.par_iter().try_for_each(|f| f())?;
     Ok(paths)
 }
 

@@ -19,8 +19,9 @@ pub struct Placer {
     buckets: Vec<Vec<BTreeSet<u32>>>,
     /// Free GPUs per switch.
     switch_free: Vec<u32>,
-    /// Nodes of each switch.
-    switch_nodes: Vec<Vec<u32>>,
+    /// Per switch, per free-GPU count: its nodes with exactly that many free
+    /// (walked from the emptiest down, so a spread placement needs no sort).
+    switch_buckets: Vec<Vec<BTreeSet<u32>>>,
     /// Switches of each GPU type.
     type_switches: Vec<Vec<u32>>,
     node_type: Vec<u16>,
@@ -36,12 +37,16 @@ impl Placer {
             .map(|&m| vec![BTreeSet::new(); m as usize + 1])
             .collect();
         let mut switch_free = vec![0; nsw];
-        let mut switch_nodes = vec![Vec::new(); nsw];
+        let mut switch_buckets: Vec<Vec<BTreeSet<u32>>> = vec![Vec::new(); nsw];
         let mut type_switches = vec![Vec::new(); c.gpu_types.len()];
         for n in &c.nodes {
             buckets[n.gpu_type as usize][n.gpus as usize].insert(n.id);
             switch_free[n.switch as usize] += n.gpus;
-            switch_nodes[n.switch as usize].push(n.id);
+            let sb = &mut switch_buckets[n.switch as usize];
+            if sb.len() <= n.gpus as usize {
+                sb.resize(n.gpus as usize + 1, BTreeSet::new());
+            }
+            sb[n.gpus as usize].insert(n.id);
             let ts: &mut Vec<u32> = &mut type_switches[n.gpu_type as usize];
             if !ts.contains(&n.switch) {
                 ts.push(n.switch);
@@ -51,31 +56,47 @@ impl Placer {
             free: c.nodes.iter().map(|n| n.gpus).collect(),
             buckets,
             switch_free,
-            switch_nodes,
+            switch_buckets,
             type_switches,
             node_type: c.nodes.iter().map(|n| n.gpu_type).collect(),
             node_switch: c.nodes.iter().map(|n| n.switch).collect(),
         }
     }
 
+    /// Node `node` now has `free` GPUs free.
+    fn set_free(&mut self, node: u32, free: u32) {
+        let (x, ty, sw) = (
+            node as usize,
+            self.node_type[node as usize] as usize,
+            self.node_switch[node as usize] as usize,
+        );
+        let old = std::mem::replace(&mut self.free[x], free);
+        self.buckets[ty][old as usize].remove(&node);
+        self.buckets[ty][free as usize].insert(node);
+        self.switch_buckets[sw][old as usize].remove(&node);
+        self.switch_buckets[sw][free as usize].insert(node);
+        self.switch_free[sw] = self.switch_free[sw] + free - old;
+    }
+
     fn take(&mut self, node: u32, k: u32) {
-        let ty = self.node_type[node as usize] as usize;
-        let f = &mut self.free[node as usize];
-        self.buckets[ty][*f as usize].remove(&node);
-        *f -= k;
-        self.buckets[ty][*f as usize].insert(node);
-        self.switch_free[self.node_switch[node as usize] as usize] -= k;
+        self.set_free(node, self.free[node as usize] - k);
     }
 
     pub fn release(&mut self, p: &[(u32, u32)]) {
         for &(node, k) in p {
-            let ty = self.node_type[node as usize] as usize;
-            let f = &mut self.free[node as usize];
-            self.buckets[ty][*f as usize].remove(&node);
-            *f += k;
-            self.buckets[ty][*f as usize].insert(node);
-            self.switch_free[self.node_switch[node as usize] as usize] += k;
+            self.set_free(node, self.free[node as usize] + k);
         }
+    }
+
+    /// A switch's nodes with GPUs free, the emptiest first, then by id.
+    fn emptiest_first(&self, s: u32) -> impl Iterator<Item = u32> + '_ {
+        self.switch_buckets[s as usize]
+            .get(1..)
+            .unwrap_or_default()
+            .iter()
+            .rev()
+            .flatten()
+            .copied()
     }
 
     /// Take `n` GPUs of type `ty`; `None` when the type has fewer free.
@@ -92,8 +113,8 @@ impl Placer {
             .copied()
             .filter(|&s| self.switch_free[s as usize] >= n)
             .min_by_key(|&s| self.switch_free[s as usize]);
-        let mut nodes: Vec<u32> = match sw {
-            Some(s) => self.switch_nodes[s as usize].clone(),
+        let switches: Vec<u32> = match sw {
+            Some(s) => vec![s],
             None => {
                 let total: u32 = self.type_switches[t]
                     .iter()
@@ -102,38 +123,20 @@ impl Placer {
                 if total < n {
                     return None;
                 }
+                // Across switches: the emptiest switches first, each's emptiest nodes first.
                 let mut sws = self.type_switches[t].clone();
-                sws.sort_by_key(|&s| std::cmp::Reverse(self.switch_free[s as usize]));
-                sws.iter()
-                    .flat_map(|&s| self.switch_nodes[s as usize].iter().copied())
-                    .collect()
+                sws.sort_unstable_by_key(|&s| (std::cmp::Reverse(self.switch_free[s as usize]), s));
+                sws
             }
         };
-        if sw.is_some() {
-            nodes.sort_by_key(|&x| (std::cmp::Reverse(self.free[x as usize]), x));
-        } else {
-            // Keep switch order; emptiest nodes first within each switch.
-            nodes.sort_by_key(|&x| {
-                let s = self.node_switch[x as usize];
-                (
-                    std::cmp::Reverse(self.switch_free[s as usize]),
-                    s,
-                    std::cmp::Reverse(self.free[x as usize]),
-                    x,
-                )
-            });
-        }
+        let nodes = switches.into_iter().flat_map(|s| self.emptiest_first(s));
         let mut left = n;
         let mut out = Vec::new();
         for x in nodes {
             if left == 0 {
                 break;
             }
-            let f = self.free[x as usize];
-            if f == 0 {
-                continue;
-            }
-            let k = f.min(left);
+            let k = self.free[x as usize].min(left);
             out.push((x, k));
             left -= k;
         }
@@ -204,6 +207,30 @@ mod tests {
         p.release(&[(2, 8)]);
         // No switch has 16 free any more: whole nodes across switches.
         assert_eq!(p.place(0, 16), Some(vec![(1, 8), (2, 8)]));
+    }
+
+    #[test]
+    fn a_spread_job_takes_the_emptiest_nodes_first() {
+        let c = Cluster::from_groups(
+            "t",
+            vec![NodeGroup {
+                name: "a".into(),
+                gpu_type: "A100".into(),
+                nodes: 3,
+                gpus_per_node: 8,
+                nodes_per_switch: None,
+            }],
+        )
+        .unwrap();
+        let mut p = Placer::new(&c);
+        assert_eq!(p.place(0, 5), Some(vec![(0, 5)]));
+        assert_eq!(p.place(0, 6), Some(vec![(1, 6)]));
+        // Free: 3, 2, 8. The emptiest first, then by id; node 1 gives what is left.
+        assert_eq!(p.place(0, 12), Some(vec![(2, 8), (0, 3), (1, 1)]));
+        p.release(&[(0, 3), (2, 8)]);
+        // Free: 3, 1, 8; nodes 0 and 2 tie at 3 after this take: id order.
+        assert_eq!(p.place(0, 5), Some(vec![(2, 5)]));
+        assert_eq!(p.place(0, 6), Some(vec![(0, 3), (2, 3)]));
     }
 
     #[test]

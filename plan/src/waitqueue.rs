@@ -70,6 +70,11 @@ impl<P: Ord + Copy> WaitQueue<P> {
         self.at.get(j).copied().flatten().map(|(_, p)| p)
     }
 
+    /// Every waiting job's place, in no particular order.
+    pub fn places(&self) -> impl Iterator<Item = P> + '_ {
+        self.buckets.values().flatten().copied()
+    }
+
     pub fn merge(&self) -> Merge<'_, P> {
         Merge {
             heads: self.buckets.iter().map(|(&b, s)| (b, s.iter().peekable())).collect(),
@@ -85,6 +90,7 @@ pub struct Merge<'a, P> {
 impl<P: Ord + Copy> Merge<'_, P> {
     /// The first waiting job that could start on `limit` GPUs, without taking
     /// it: (its bucket, to pass to [`Merge::advance`], and its place).
+    #[inline(always)]
     pub fn peek(&mut self, limit: u32) -> Option<(usize, P)> {
         let mut best: Option<(usize, P)> = None;
         for (i, (base, it)) in self.heads.iter_mut().enumerate() {
@@ -101,33 +107,57 @@ impl<P: Ord + Copy> Merge<'_, P> {
     }
 
     /// Take the head of bucket `i` (from [`Merge::peek`]).
+    #[inline]
     pub fn advance(&mut self, i: usize) {
         self.heads[i].1.next();
     }
 }
 
+/// What a caller keeps between calls of [`first_in_order`]: the first
+/// place the queues offered when the list's head last went ahead of them
+/// (`Some(None)`: they offered none; `None`: not known). While the limits
+/// only fall, the queues' first place can only move later, so a list head
+/// ahead of it goes next without asking the queues again.
+pub type Floor<P> = Option<Option<P>>;
+
 /// The first in order of a sorted list's head (taking it advances
 /// `next`) and the heads of the queues that fit their GPU limits; advances
-/// the one taken, and says whether it was the list's.
+/// the one taken, and says whether it was the list's. The limits must not
+/// rise between calls that share a `floor` (start a new one where they do).
+#[inline(always)]
 pub fn first_in_order<P: Ord + Copy>(
     head: Option<P>,
     next: &mut usize,
     queues: &mut [(&mut Merge<'_, P>, u32)],
+    floor: &mut Floor<P>,
 ) -> Option<(P, bool)> {
-    let mut best: Option<(P, Option<(usize, usize)>)> = head.map(|p| (p, None));
+    if let (Some(h), Some(f)) = (head, *floor)
+        && f.is_none_or(|f| h < f)
+    {
+        *next += 1;
+        return Some((h, true));
+    }
+    let mut first: Option<(P, usize, usize)> = None;
     for (q, (merge, limit)) in queues.iter_mut().enumerate() {
         if let Some((bucket, p)) = merge.peek(*limit)
-            && best.is_none_or(|(b, _)| p < b)
+            && first.is_none_or(|(b, _, _)| p < b)
         {
-            best = Some((p, Some((q, bucket))));
+            first = Some((p, q, bucket));
         }
     }
-    let (p, from) = best?;
-    match from {
-        None => *next += 1,
-        Some((q, bucket)) => queues[q].0.advance(bucket),
+    match (head, first) {
+        (Some(h), f) if f.is_none_or(|(p, _, _)| h < p) => {
+            *next += 1;
+            *floor = Some(f.map(|f| f.0));
+            Some((h, true))
+        }
+        (_, f) => {
+            let (p, q, bucket) = f?;
+            queues[q].0.advance(bucket);
+            *floor = None;
+            Some((p, false))
+        }
     }
-    Some((p, from.is_none()))
 }
 
 #[cfg(test)]
@@ -163,5 +193,27 @@ mod tests {
         }
         assert_eq!(seen, vec![2, 3]);
         assert!(ordered_bits(-1.0) < ordered_bits(0.0) && ordered_bits(0.0) < ordered_bits(2.5));
+    }
+
+    #[test]
+    fn list_and_queue_merge_in_order_with_a_kept_floor() {
+        let mut q: WaitQueue<(u64, usize)> = WaitQueue::default();
+        q.set(10, Some((1, (5, 10))));
+        q.set(11, Some((4, (2, 11))));
+        let list = [(1, 0), (3, 1), (4, 2), (6, 3), (7, 4)];
+        let mut m = q.merge();
+        let (mut next, mut floor) = (0, None);
+        let mut take = |limit: u32, m: &mut Merge<'_, (u64, usize)>| {
+            first_in_order(list.get(next).copied(), &mut next, &mut [(m, limit)], &mut floor).map(|(p, _)| p.1)
+        };
+        // On 8 GPUs: 0, then job 11 (place 2), then 1 and 2 ahead of job 10 (place 5).
+        assert_eq!(take(8, &mut m), Some(0));
+        assert_eq!(take(8, &mut m), Some(11));
+        assert_eq!(take(8, &mut m), Some(1));
+        assert_eq!(take(8, &mut m), Some(2));
+        // The limit falls to 0: job 10 no longer fits, the list goes on.
+        assert_eq!(take(0, &mut m), Some(3));
+        assert_eq!(take(0, &mut m), Some(4));
+        assert_eq!(take(0, &mut m), None);
     }
 }

@@ -7,14 +7,17 @@ use std::collections::BinaryHeap;
 use super::{Objective, Planner, deadline};
 use crate::simulator::{Alloc, Ctx};
 
-/// A candidate step for the expansion heap: `i` indexes the planning order.
+/// A candidate step for the expansion heap: `i` indexes the planning order,
+/// `j` is the job (equal scores go to the lower job index, so the result
+/// does not depend on the order's arrangement where it is not sorted).
 struct Step {
     score: f64,
     i: usize,
+    j: usize,
 }
 impl PartialEq for Step {
     fn eq(&self, o: &Self) -> bool {
-        self.score == o.score && self.i == o.i
+        self.score == o.score && self.j == o.j
     }
 }
 impl Eq for Step {}
@@ -25,7 +28,7 @@ impl PartialOrd for Step {
 }
 impl Ord for Step {
     fn cmp(&self, o: &Self) -> Ordering {
-        self.score.total_cmp(&o.score).then(o.i.cmp(&self.i))
+        self.score.total_cmp(&o.score).then(o.j.cmp(&self.j))
     }
 }
 
@@ -73,19 +76,19 @@ impl Planner {
             let job = &w.jobs[j];
             let (t, g) = cur;
             let curve = job.belief[t as usize].as_ref()?;
-            let mut next = curve.next_hull(g)?;
+            let (mut next, mut r1, r0) = curve.hull_step(g)?;
             if next > g + free[t as usize] {
                 // Interpolating: as far as the free GPUs go; measured counts only: not at all.
                 if curve.discrete {
                     return None;
                 }
                 next = g + free[t as usize];
+                r1 = curve.r(next);
             }
             if next <= g {
                 return None;
             }
-            let (r0, r1) = (curve.r(g), curve.r(next));
-            let eff = (r1 - r0) / (next - g) as f64 / curve.r(1);
+            let eff = (r1 - r0) / (next - g) as f64 / curve.one_gpu_rate();
             if eff < min_gain {
                 return None;
             }
@@ -107,13 +110,13 @@ impl Planner {
             .enumerate()
             .filter_map(|(i, &j)| {
                 let a = out[i].filter(|_| w.jobs[j].elastic)?;
-                step(i, a, free).map(|(score, _)| Step { score, i })
+                step(i, a, free).map(|(score, _)| Step { score, i, j })
             })
             .collect();
         let mut heap = BinaryHeap::from(candidates);
         // Once no GPU is free no step can be taken: the rest are not looked at.
         while free.iter().any(|&f| f > 0)
-            && let Some(Step { i, .. }) = heap.pop()
+            && let Some(Step { i, j, .. }) = heap.pop()
         {
             let cur = out[i].unwrap();
             // Free GPUs may have shrunk since the score was computed: recompute.
@@ -123,7 +126,7 @@ impl Planner {
             free[cur.0 as usize] -= next - cur.1;
             out[i] = Some((cur.0, next));
             if let Some((score, _)) = step(i, (cur.0, next), free) {
-                heap.push(Step { score, i });
+                heap.push(Step { score, i, j });
             }
         }
     }

@@ -26,6 +26,7 @@
 //!    would change a running job only if it saves at least twice the restart.
 
 mod deadline;
+mod fits;
 mod grow;
 mod waiting;
 
@@ -36,7 +37,7 @@ use crate::policies::pick_type;
 use crate::rules::{Admission, EfOverhead, Overhead};
 use crate::simulator::{Alloc, Changes, Ctx, Policy};
 
-use crate::waitqueue::{WaitQueue, first_in_order, ordered_bits};
+use crate::waitqueue::{Floor, WaitQueue, first_in_order, ordered_bits};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Objective {
@@ -251,6 +252,28 @@ impl Planner {
     }
 }
 
+/// Sort `v`, which is expected to be nearly sorted: insertion sort, which
+/// costs the length plus the inversions, falling back to a full sort once
+/// the moves pass a few per element.
+fn sort_nearly_sorted<T: Ord + Copy>(v: &mut [T]) {
+    let budget = 4 * v.len();
+    let mut moves = 0;
+    for i in 1..v.len() {
+        let x = v[i];
+        let mut k = i;
+        while k > 0 && v[k - 1] > x {
+            v[k] = v[k - 1];
+            k -= 1;
+        }
+        v[k] = x;
+        moves += i - k;
+        if moves > budget {
+            v.sort_unstable();
+            return;
+        }
+    }
+}
+
 /// Share of its speed a job loses on its second-best GPU type (1 when it has only one).
 fn second_type_loss(job: &crate::workload::PJob, n: u32) -> f64 {
     let (mut best, mut second) = (0.0f64, 0.0f64);
@@ -325,30 +348,50 @@ impl Policy for Planner {
         // order, but average JCT 6.61 h against 6.57 h, hence not for `jct`).
         // It needs every job in order.
         let hetero = w.cluster.gpu_types.len() > 1 && obj == Objective::Makespan;
-        let mut sorted: Vec<Place> = Vec::with_capacity(self.running.as_slice().len());
         // GPUs every active job would take at its base count (or what it holds).
-        let mut demand = self.queue.base_total() + self.starved.base_total();
-        for &j in self.running.as_slice() {
-            let (class, prio, key) = self.place(ctx, j, None);
-            sorted.push((class, prio, ordered_bits(key), j));
-            demand += u64::from(self.base[j].max(ctx.st[j].alloc.map_or(0, |a| a.1)));
-        }
+        let demand = self.queue.base_total()
+            + self.starved.base_total()
+            + self
+                .running
+                .as_slice()
+                .iter()
+                .map(|&j| u64::from(self.base[j].max(ctx.st[j].alloc.map_or(0, |a| a.1))))
+                .sum::<u64>();
+        let mut free = w.cluster.capacity.clone();
         // When every job gets its base count and keeps what it holds anyway,
-        // the order changes nothing (growth goes by marginal gain): no sort.
-        let all_fit = w.cluster.gpu_types.len() == 1 && obj != Objective::Deadline && demand <= w.cluster.total_gpus();
-        if !all_fit {
-            // Keys end in the job index, so an unstable sort is deterministic.
-            sorted.sort_unstable();
+        // the order changes nothing (growth goes by marginal gain, ties by
+        // job): no order is made.
+        if w.cluster.gpu_types.len() == 1 && obj != Objective::Deadline && demand <= w.cluster.total_gpus() {
+            let (order, mut out) = self.everyone_fits(ctx, &mut free);
+            if cfg.elastic {
+                self.grow(ctx, &costs, &order, &mut out, &mut free);
+            }
+            self.settle(ctx, &order, &out, &[], changes);
+            return;
         }
+        let mut sorted: Vec<Place> = self
+            .running
+            .as_slice()
+            .iter()
+            .map(|&j| {
+                let (class, prio, key) = self.place(ctx, j, None);
+                (class, prio, ordered_bits(key), j)
+            })
+            .collect();
+        // The running set iterates in the last event's order, so `sorted`
+        // comes nearly sorted. Keys end in the job index: the order is unique.
+        sort_nearly_sorted(&mut sorted);
+        self.running.reorder(sorted.iter().map(|p| p.3));
         let mut waiting = self.queue.merge();
         let mut starved = self.starved.merge();
         let mut next_sorted = 0;
+        // The limits below only fall within this loop (see `Floor`).
+        let mut floor: Floor<Place> = None;
         // Jobs in planning order as far as it went, and what each gets.
         let mut order: Vec<usize> = Vec::new();
         let mut out: Vec<Option<Alloc>> = Vec::new();
         // Admitted jobs found unable to make their deadline (their class changes).
         let mut doomed: Vec<usize> = Vec::new();
-        let mut free = w.cluster.capacity.clone();
         let mut budget: u64 = free.iter().map(|&f| f as u64).sum();
         let mut chosen: Vec<(bool, f64, usize)> = Vec::new();
         // Promoted jobs go first on at most `starved_share` of the GPUs; those
@@ -370,6 +413,7 @@ impl Policy for Planner {
                     (&mut starved, limit.min(share_left)),
                     (&mut waiting, if hetero { u32::MAX } else { limit }),
                 ],
+                &mut floor,
             ) else {
                 break;
             };
@@ -428,6 +472,8 @@ impl Policy for Planner {
         drop(waiting);
         // The GPUs left go to the promoted jobs the share held back, in order.
         let mut next_deferred = 0;
+        // The starved queue's limit is no longer capped by the share: a new floor.
+        let mut deferred_floor: Floor<Place> = None;
         loop {
             let limit = free.iter().copied().max().unwrap_or(0);
             if hetero || limit == 0 {
@@ -437,6 +483,7 @@ impl Policy for Planner {
                 deferred.get(next_deferred).map(|d| d.0),
                 &mut next_deferred,
                 &mut [(&mut starved, limit)],
+                &mut deferred_floor,
             ) else {
                 break;
             };
@@ -468,25 +515,7 @@ impl Policy for Planner {
             self.grow(ctx, &costs, &order, &mut out, &mut free);
         }
 
-        // The decisions, and the queue and running set they leave.
-        for (i, &j) in order.iter().enumerate() {
-            let held = ctx.st[j].alloc;
-            if out[i] != held {
-                changes.push((j, out[i]));
-            }
-            match (held, out[i]) {
-                (None, Some(_)) => {
-                    self.unwait(j);
-                    self.running.insert(j);
-                }
-                (Some(_), None) => {
-                    self.running.remove(j);
-                    self.wait(ctx, j, now);
-                }
-                (None, None) if doomed.contains(&j) => self.wait(ctx, j, ctx.st[j].waiting_since),
-                _ => {}
-            }
-        }
+        self.settle(ctx, &order, &out, &doomed, changes);
         // Running jobs the order did not reach (no GPU left) stop.
         for &(_, _, _, j) in &sorted[next_sorted..] {
             changes.push((j, None));

@@ -3,7 +3,7 @@
 //! the rest), and the watch for the starvation bound.
 
 use super::{Objective, Planner, STARVATION_FACTOR};
-use crate::simulator::Ctx;
+use crate::simulator::{Alloc, Changes, Ctx};
 use crate::waitqueue::ordered_bits;
 
 impl Planner {
@@ -86,6 +86,37 @@ impl Planner {
         self.queue.set(j, None);
         self.starved.set(j, None);
         self.unwatch(j);
+    }
+
+    /// Decisions `out` for the jobs in `order` become `changes`; the queue and
+    /// the running set follow them. `doomed` jobs (admitted, found unable to
+    /// make their deadline) wait again in their new class.
+    pub(super) fn settle(
+        &mut self,
+        ctx: &Ctx<'_>,
+        order: &[usize],
+        out: &[Option<Alloc>],
+        doomed: &[usize],
+        changes: &mut Changes,
+    ) {
+        for (i, &j) in order.iter().enumerate() {
+            let held = ctx.st[j].alloc;
+            if out[i] != held {
+                changes.push((j, out[i]));
+            }
+            match (held, out[i]) {
+                (None, Some(_)) => {
+                    self.unwait(j);
+                    self.running.insert(j);
+                }
+                (Some(_), None) => {
+                    self.running.remove(j);
+                    self.wait(ctx, j, ctx.now);
+                }
+                (None, None) if doomed.contains(&j) => self.wait(ctx, j, ctx.st[j].waiting_since),
+                _ => {}
+            }
+        }
     }
 
     /// Promote the waiting jobs that reached the starvation bound by `now`.

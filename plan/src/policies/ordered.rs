@@ -8,7 +8,7 @@
 //! the whole queue.
 
 use crate::simulator::{Alloc, Changes, Ctx, Policy};
-use crate::waitqueue::{WaitQueue, first_in_order};
+use crate::waitqueue::{Floor, WaitQueue, first_in_order};
 use crate::workload::PJob;
 
 /// A job's place in a baseline's order; it ends in the job index.
@@ -75,6 +75,8 @@ impl<O: Order> Policy for Ordered<O> {
         let mut decided: Vec<(usize, Option<Alloc>)> = Vec::new();
         let mut waiting = self.queue.merge();
         let mut next_sorted = 0;
+        // The limit only falls within this loop (see `Floor`).
+        let mut floor: Floor<Key> = None;
         loop {
             let limit = free.iter().copied().max().unwrap_or(0);
             if limit == 0 {
@@ -85,6 +87,7 @@ impl<O: Order> Policy for Ordered<O> {
                 sorted.get(next_sorted).copied(),
                 &mut next_sorted,
                 &mut [(&mut waiting, if strict { u32::MAX } else { limit })],
+                &mut floor,
             ) else {
                 break;
             };

@@ -14,6 +14,10 @@ pub struct Curve {
     /// Counts on the upper concave hull of (0,0) and the points, up to the
     /// fastest point: the counts worth growing to, in increasing order.
     hull: Vec<u32>,
+    /// Iterations/s at each hull count (measured points: no interpolation).
+    hull_rates: Vec<f64>,
+    /// Iterations/s on one GPU (the elastic scaler's unit; asked per job per event).
+    one: f64,
 }
 
 impl Curve {
@@ -22,13 +26,18 @@ impl Curve {
             return None;
         }
         let hull = upper_hull(&pts);
-        Some(Curve {
+        let mut c = Curve {
             pts,
             cross,
             batch_interpolated,
             discrete: false,
             hull,
-        })
+            hull_rates: Vec::new(),
+            one: 0.0,
+        };
+        c.hull_rates = c.hull.iter().map(|&h| c.r(h)).collect();
+        c.one = c.r(1);
+        Some(c)
     }
 
     /// The curve with counts above `cap` dropped and, when `discrete`, only
@@ -133,9 +142,21 @@ impl Curve {
         *self.hull.last().unwrap_or(&self.pts[0].0)
     }
 
-    /// The next count above `n` on the hull, if any.
-    pub fn next_hull(&self, n: u32) -> Option<u32> {
-        self.hull.iter().copied().find(|&h| h > n)
+    /// From `n` GPUs one step along the hull: (next count, its iterations/s,
+    /// iterations/s at `n`); `None` at or past the hull's end.
+    pub fn hull_step(&self, n: u32) -> Option<(u32, f64, f64)> {
+        let k = self.hull.partition_point(|&h| h <= n);
+        let next = *self.hull.get(k)?;
+        let here = match k.checked_sub(1) {
+            Some(p) if self.hull[p] == n => self.hull_rates[p],
+            _ => self.r(n),
+        };
+        Some((next, self.hull_rates[k], here))
+    }
+
+    /// Iterations/s on one GPU: `r(1)`, kept.
+    pub fn one_gpu_rate(&self) -> f64 {
+        self.one
     }
 
     /// A copy with every point's throughput multiplied by `f(count)`.
@@ -187,8 +208,12 @@ mod tests {
         .unwrap();
         assert_eq!(c.hull(), &[1, 2, 8]);
         assert_eq!(c.best_count(), 8);
-        assert_eq!(c.next_hull(2), Some(8));
-        assert_eq!(c.next_hull(8), None);
+        assert_eq!(c.hull_step(2), Some((8, 40.0, 18.0)));
+        // Off the hull: the rate here is interpolated.
+        assert_eq!(c.hull_step(4), Some((8, 40.0, 20.0)));
+        assert_eq!(c.hull_step(3), Some((8, 40.0, 19.0)));
+        assert_eq!(c.hull_step(8), None);
+        assert_eq!(c.one_gpu_rate(), 10.0);
     }
 
     #[test]
