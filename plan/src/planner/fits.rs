@@ -7,18 +7,25 @@ use super::Planner;
 use crate::simulator::{Alloc, Ctx};
 
 impl Planner {
-    /// Every running job, then every waiting one, each at its base count
-    /// taken from `free` (a running job gets back what it holds in `grow`).
+    /// Every running job at what it holds, then every waiting one at its
+    /// base count, taken from `free`: what the ordered pass and the first
+    /// step of `grow` (running jobs get back what they hold) would give.
     pub(super) fn everyone_fits(&self, ctx: &Ctx<'_>, free: &mut [u32]) -> (Vec<usize>, Vec<Option<Alloc>>) {
-        let order: Vec<usize> = self
-            .running
-            .as_slice()
-            .iter()
-            .copied()
-            .chain(self.starved.places().map(|p| p.3))
-            .chain(self.queue.places().map(|p| p.3))
-            .collect();
-        let out = order.iter().map(|&j| self.take_base(ctx, j, free)).collect();
+        let running = self.running.as_slice();
+        let mut order = Vec::with_capacity(running.len());
+        let mut out = Vec::with_capacity(running.len());
+        for &j in running {
+            let held = ctx.st[j].alloc;
+            if let Some((t, g)) = held {
+                free[t as usize] -= g;
+            }
+            order.push(j);
+            out.push(held);
+        }
+        for j in self.starved.places().chain(self.queue.places()).map(|p| p.3) {
+            order.push(j);
+            out.push(self.take_base(ctx, j, free));
+        }
         (order, out)
     }
 }
