@@ -11,7 +11,10 @@
 #     with `ef-accessctrl` (ElasticFlow) and `edf` (its EDF baseline); a run
 #     still going after EF_LIMIT seconds (default 600) is stopped and reported so;
 #   - `tracecast plan --objective deadline --rules elasticflow` on the same trace,
-#     cluster spec and A100 throughput table (../shared/cluster).
+#     cluster spec and A100 throughput table (../shared/cluster), and tracecast's
+#     versions of ElasticFlow's baselines under the same rules (edf-elastic,
+#     dlas-gpu, themis; EF_SCHEDULES="ef-accessctrl edf dlas-gpu themis" runs
+#     ElasticFlow's own beside them).
 # tracecast also plans once on predicted throughputs (--belief-throughput, run
 # on the measured ones): ResNet-50's A100 table predicted by `tracecast predict`
 # from the ResNet-50 trace recorded on an H100 (bench/measured/h100-sxm5, the
@@ -90,6 +93,10 @@ for pair in "${PAIRS[@]}"; do
     --cluster "$S/cluster_specs/$spec.csv" --throughput "$S/throughputs/A100" \
     --rules elasticflow --policy dlas-gpu --out "$d/tracecast-dlas")
   row "$trace" "$spec" tracecast dlas-gpu "$d/tracecast-dlas" "$wall"
+  wall=$(python3 bench/plan/walltime.py "$d/tracecast-themis.out" "$T" simulate --jobs "$jobs" \
+    --cluster "$S/cluster_specs/$spec.csv" --throughput "$S/throughputs/A100" \
+    --rules elasticflow --policy themis --out "$d/tracecast-themis")
+  row "$trace" "$spec" tracecast themis "$d/tracecast-themis" "$wall"
   for sched in ${EF_SCHEDULES:-ef-accessctrl edf}; do
     if [ "${EF_REUSE:-0}" = 1 ] && [ -f "$d/$sched/summary.json" ]; then
       row "$trace" "$spec" elasticflow "$sched" "$d/$sched" -
@@ -104,8 +111,8 @@ done
 python3 - "$OUT" "$LIMIT" > "$OUT/results.md" <<'PY'
 import json, os, subprocess, sys
 out, limit = sys.argv[1], sys.argv[2]
-order = {"tracecast": 0, "plan-deadline-predicted": 1, "edf-elastic": 2, "dlas-gpu": 3, "ef-accessctrl": 4}
-order_ef = {"ef-accessctrl": 4, "edf": 5, "dlas-gpu": 6}
+order = {"tracecast": 0, "plan-deadline-predicted": 1, "edf-elastic": 2, "dlas-gpu": 3, "themis": 4, "ef-accessctrl": 5}
+order_ef = {"ef-accessctrl": 5, "edf": 6, "dlas-gpu": 7, "themis": 8}
 rows = [l.split() for l in open(os.path.join(out, "rows.txt")) if l.strip()]
 rows.sort(key=lambda r: (r[0], -int(r[1][1:r[1].index("g")]),
                          (order_ef if r[2] == "elasticflow" else order).get(r[3], order.get(r[2], 9))))

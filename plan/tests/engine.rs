@@ -590,3 +590,30 @@ fn the_engine_refuses_changes_that_break_the_cluster_or_repeat() {
         "{err}"
     );
 }
+
+#[test]
+fn themis_shares_the_cluster_at_requested_counts() {
+    // Two 4-GPU jobs on 4 GPUs: Themis time-shares them (each runs, stops
+    // and runs again), always at the requested count, and both finish.
+    let w = price(
+        &[
+            job("a", 0.0, "m", 40_000.0, 4, true),
+            job("b", 0.0, "m", 40_000.0, 4, true),
+        ],
+        &cluster(&[("A100", 1, 4)]),
+        &table(&[("m", "A100", CURVE)]),
+        Penalty::default(),
+        &Rules::default(),
+    )
+    .unwrap();
+    let r = run(&w, "themis", &PlannerConfig::default());
+    for segs in &r.schedule.segments {
+        assert!(segs.iter().all(|s| s.gpus == 4), "{segs:?}");
+    }
+    assert!(
+        r.schedule.segments.iter().all(|s| s.len() > 1),
+        "both jobs are preempted at least once: {:?}",
+        r.schedule.segments
+    );
+    assert!(r.replay.finish.iter().all(|f| f.is_finite()));
+}

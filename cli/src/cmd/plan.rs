@@ -53,8 +53,8 @@ pub struct PlanArgs {
     pub out: PathBuf,
     #[command(flatten)]
     pub planner: PlannerArgs,
-    /// Also run every baseline (fifo, sjf-oracle, tiresias, edf, edf-elastic
-    /// and dlas-gpu as ElasticFlow implements them, fixed) and
+    /// Also run every baseline (fifo, sjf-oracle, tiresias, edf; edf-elastic,
+    /// dlas-gpu and themis as ElasticFlow implements them; fixed) and
     /// print the comparison table (also written to DIR/comparison.md).
     #[arg(long)]
     pub compare: bool,

@@ -3,7 +3,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use tracecast_plan::planner::Objective;
-use tracecast_plan::registry::POLICIES;
+use tracecast_plan::registry::ALL;
 use tracecast_plan::request::{Simulate, SimulateRequest, simulate};
 
 use super::plan::{InputArgs, PlannerArgs, describe_inputs, joined};
@@ -17,8 +17,9 @@ use super::plan::{InputArgs, PlannerArgs, describe_inputs, joined};
 /// this restart cost), then scored. --policy runs a policy
 /// online: plan-jct, plan-makespan, plan-deadline (the planner), fifo,
 /// sjf-oracle (shortest job first with true durations), tiresias (2D
-/// least-attained-service), edf, fixed (planner order, requested counts), a
-/// comma-separated list, or `all`.
+/// least-attained-service), edf, fixed (planner order, requested counts);
+/// ElasticFlow's edf-elastic, dlas-gpu and themis (finish-time fairness);
+/// a comma-separated list, or `all` (every one but themis).
 ///
 /// Reports average, median and p99 JCT, makespan, deadline hit rate, GPU
 /// utilization and queueing delay, one row per schedule.
@@ -41,7 +42,11 @@ pub struct SimulateArgs {
         required_unless_present = "policy"
     )]
     pub schedule: Option<PathBuf>,
-    /// Policy (or comma-separated policies, or `all`) to simulate.
+    /// Policy (or comma-separated policies, or `all`) to simulate: plan-jct,
+    /// plan-makespan, plan-deadline, fifo, sjf-oracle, tiresias, edf,
+    /// edf-elastic, dlas-gpu, fixed (these ten are `all`), and themis, run
+    /// only when named: its program spans every active job each round, slow
+    /// on a busy cluster.
     #[arg(long, value_name = "NAME")]
     pub policy: Option<String>,
     #[command(flatten)]
@@ -75,7 +80,7 @@ pub fn run(args: SimulateArgs, ui: &crate::progress::Ui) -> anyhow::Result<ExitC
         None => {
             let spec = args.policy.as_deref().unwrap_or_default();
             Simulate::Policies(if spec == "all" {
-                POLICIES.iter().map(|s| s.to_string()).collect()
+                ALL.iter().map(|s| s.to_string()).collect()
             } else {
                 spec.split(',').map(|s| s.trim().to_string()).collect()
             })

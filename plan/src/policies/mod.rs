@@ -1,7 +1,7 @@
 //! Baseline policies the planner is compared with, all with the GPU counts
 //! the jobs requested: FIFO, SJF with true durations (the oracle),
 //! Tiresias-style two-dimensional least-attained-service, EDF; and
-//! ElasticFlow's elastic EDF (`edf-elastic`). The planner
+//! ElasticFlow's elastic EDF (`edf-elastic`) and its Themis (`themis`). The planner
 //! itself (and its fixed-count ablation, `fixed`) lives in `crate::planner`,
 //! which uses the GPU-type choice below; every policy by name is in
 //! `crate::registry`.
@@ -10,12 +10,14 @@ mod edf;
 mod fifo;
 mod ordered;
 mod sjf;
+mod themis;
 mod tiresias;
 
 pub use edf::{Edf, EdfElastic};
 pub use fifo::Fifo;
 pub use ordered::{Key, Order, Ordered};
 pub use sjf::SjfOracle;
+pub use themis::Themis;
 pub use tiresias::Tiresias;
 
 use crate::workload::PJob;
