@@ -25,7 +25,7 @@
 //! moves every share towards the middle of its range, in order).
 //!
 //! Rounds: at every arrival and completion, and every `lease_s` (60 s,
-//! ElasticFlow's `--scheduling_slot`) while jobs are active.
+//! ElasticFlow's `--scheduling_slot`) while a job waits.
 
 use crate::simulator::{Alloc, Changes, Ctx, Policy};
 
@@ -180,8 +180,11 @@ impl Policy for Themis {
         }
     }
 
+    /// The next round, while some job waits: with every active job running
+    /// at its requested count a round would decide the same, and under
+    /// ElasticFlow's rules each round charges every running job.
     fn wakeup(&self, ctx: &Ctx<'_>) -> Option<f64> {
-        (!ctx.active.is_empty()).then_some(ctx.now + self.lease_s)
+        (ctx.active.len() > ctx.running.len()).then_some(ctx.now + self.lease_s)
     }
 }
 
