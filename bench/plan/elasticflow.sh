@@ -126,11 +126,14 @@ def f(v, fmt):
 print(f"Deadlines met: a job's logged end (ElasticFlow's `end_time`, tracecast's GPU release) by its deadline;")
 print(f"rejected jobs count as missed. Avg JCT over the jobs that ran. Own count: each system's own figure.")
 print(f"ElasticFlow runs stopped after {limit} s are marked *stopped*, their figures so far.\n")
+print("The wall-time ratio sets each ElasticFlow run against the same policy's tracecast run (ef-accessctrl")
+print("against plan-deadline, edf against edf-elastic).\n")
 print("On the jobs both ran: the average JCT of tracecast's plan-deadline and of ElasticFlow's ef-accessctrl")
 print("over the jobs that completed in both (admitting more jobs slows the ones both admit).\n")
 print("| trace | cluster | system | schedule | deadlines met | own count | avg JCT (h) | on the jobs both ran: tracecast / ElasticFlow (h) | makespan (h) | wall (s) | unmeasured GPU-time | ElasticFlow wall / tracecast wall |")
 print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 tc_wall = {}
+SAME = {"ef-accessctrl": "plan-deadline", "edf": "edf-elastic"}
 for trace, spec, system, sched, d, wall in rows:
     ef_dir = os.path.join(os.path.dirname(d), "ef-accessctrl")
     both = sched == "plan-deadline" and os.path.exists(os.path.join(ef_dir, "job.csv"))
@@ -141,14 +144,14 @@ for trace, spec, system, sched, d, wall in rows:
     note, ratio = "", "-"
     if system == "tracecast":
         wall = float(wall)
-        if sched == "plan-deadline":
-            tc_wall[(trace, spec)] = wall
+        tc_wall[(trace, spec, sched)] = wall
     else:
         s = json.load(open(os.path.join(d, "summary.json"))) if os.path.exists(os.path.join(d, "summary.json")) else {}
         wall = s.get("wall_s")
         if not m["finished"]:
             note = f" *stopped* ({s.get('status', 'failed')}, {m['completed']} of {m['jobs']} done)"
-        tw = tc_wall.get((trace, spec))
+        # Against the same policy in tracecast; ElasticFlow itself against plan-deadline.
+        tw = tc_wall.get((trace, spec, SAME.get(sched, sched)))
         if wall is not None and tw:
             ratio = f"{wall / tw:,.0f}x" + ("+" if not m["finished"] else "")
     print(f"| {trace} | {spec} | {system} | {sched}{note} | {m['deadline_met_pct']:.1f}% | "
