@@ -17,9 +17,10 @@ pub const BASELINES: [&str; 7] = [
     "fixed",
 ];
 /// Baselines run only when named. Themis solves a program over every active
-/// job each round (every 60 s and every event): on the busy 82k-job load
-/// (bench/plan/busy.sh) it takes 32 s on 512 GPUs and more than 5 minutes
-/// on 128, where the queue holds thousands of jobs.
+/// job each round (every event, and every 60 s while a job waits): on the
+/// busy 82k-job load (`bench/plan/gen_busy.sh`, then `tracecast simulate
+/// --policy themis`) it takes 29 s on 512 GPUs and more than 5 minutes on
+/// 128, where the queue holds thousands of jobs.
 pub const BY_NAME_ONLY: [&str; 1] = ["themis"];
 /// What `simulate --policy all` runs: the planner's three objectives, then the baselines.
 pub const ALL: [&str; 10] = with_objectives(BASELINES);

@@ -146,7 +146,9 @@ pub struct Planner {
     /// starvation bound, and the others.
     starved: WaitQueue<Place>,
     queue: WaitQueue<Place>,
-    /// Jobs holding GPUs, as this planner last decided.
+    /// Jobs holding GPUs, as this planner last decided, kept in the last
+    /// planning order (not the engine's `Ctx::running`): sorting them at the
+    /// next event then costs about one pass.
     running: JobSet,
     /// Waiting jobs not yet promoted, by when they reach the starvation
     /// bound (ordered bits), the first first; and that time per job (NaN: not watched).
