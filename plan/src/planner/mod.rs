@@ -535,3 +535,27 @@ impl Policy for Planner {
         self.starving.first().map(|&(_, j)| self.starve_at[j])
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::sort_nearly_sorted;
+
+    #[test]
+    fn nearly_sorted_input_sorts_by_insertion_or_falls_back() {
+        // A few displaced keys: insertion sort.
+        let mut v: Vec<u32> = (0..100).collect();
+        v.swap(3, 40);
+        v.swap(70, 71);
+        let mut want = v.clone();
+        want.sort_unstable();
+        sort_nearly_sorted(&mut v);
+        assert_eq!(v, want);
+        // Reversed: past the move budget, the full sort takes over.
+        let mut v: Vec<u32> = (0..100).rev().collect();
+        sort_nearly_sorted(&mut v);
+        assert_eq!(v, (0..100).collect::<Vec<_>>());
+        let mut empty: Vec<u32> = Vec::new();
+        sort_nearly_sorted(&mut empty);
+        assert!(empty.is_empty());
+    }
+}
