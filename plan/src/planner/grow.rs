@@ -1,36 +1,17 @@
 //! Step 3 of the planner: elastic jobs grow from their base counts, first
 //! back to what they hold, then by marginal throughput per GPU.
 
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use super::{Objective, Planner, deadline};
 use crate::simulator::{Alloc, Ctx};
+use crate::waitqueue::ordered_bits;
 
-/// A candidate step for the expansion heap: `i` indexes the planning order,
-/// `j` is the job (equal scores go to the lower job index, so the result
-/// does not depend on the order's arrangement where it is not sorted).
-struct Step {
-    score: f64,
-    i: usize,
-    j: usize,
-}
-impl PartialEq for Step {
-    fn eq(&self, o: &Self) -> bool {
-        self.score == o.score && self.j == o.j
-    }
-}
-impl Eq for Step {}
-impl PartialOrd for Step {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Step {
-    fn cmp(&self, o: &Self) -> Ordering {
-        self.score.total_cmp(&o.score).then(o.j.cmp(&self.j))
-    }
-}
+/// A candidate step for the expansion heap: (score as ordered bits, job,
+/// index in the planning order). Equal scores go to the lower job index, so
+/// the result does not depend on the order's arrangement where it is not sorted.
+type Step = (u64, Reverse<usize>, usize);
 
 impl Planner {
     /// 3. Elastic jobs in `order` grow from their base counts in `out`.
@@ -110,13 +91,13 @@ impl Planner {
             .enumerate()
             .filter_map(|(i, &j)| {
                 let a = out[i].filter(|_| w.jobs[j].elastic)?;
-                step(i, a, free).map(|(score, _)| Step { score, i, j })
+                step(i, a, free).map(|(score, _)| (ordered_bits(score), Reverse(j), i))
             })
             .collect();
         let mut heap = BinaryHeap::from(candidates);
         // Once no GPU is free no step can be taken: the rest are not looked at.
         while free.iter().any(|&f| f > 0)
-            && let Some(Step { i, j, .. }) = heap.pop()
+            && let Some((_, j, i)) = heap.pop()
         {
             let cur = out[i].unwrap();
             // Free GPUs may have shrunk since the score was computed: recompute.
@@ -126,7 +107,7 @@ impl Planner {
             free[cur.0 as usize] -= next - cur.1;
             out[i] = Some((cur.0, next));
             if let Some((score, _)) = step(i, (cur.0, next), free) {
-                heap.push(Step { score, i, j });
+                heap.push((ordered_bits(score), j, i));
             }
         }
     }

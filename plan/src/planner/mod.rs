@@ -159,7 +159,6 @@ pub struct Planner {
 }
 
 impl Planner {
-    /// What stays fixed for a workload: believed rates, base counts, costs.
     /// Job `j` at its base count on the GPU type `pick_type` chooses, taken from `free`.
     fn take_base(&self, ctx: &Ctx<'_>, j: usize, free: &mut [u32]) -> Option<Alloc> {
         let base = self.base[j];
@@ -174,6 +173,7 @@ impl Planner {
         Some((t, base))
     }
 
+    /// What stays fixed for a workload: believed rates, base counts, costs.
     fn init(&mut self, ctx: &Ctx<'_>) {
         let (w, cfg) = (ctx.w, &self.cfg);
         let n = w.jobs.len();
