@@ -13,8 +13,9 @@
 #   - `tracecast plan --objective deadline --rules elasticflow` on the same trace,
 #     cluster spec and A100 throughput table (../shared/cluster), and tracecast's
 #     versions of ElasticFlow's baselines under the same rules (edf-elastic,
-#     dlas-gpu, themis; EF_SCHEDULES="ef-accessctrl edf dlas-gpu themis" runs
-#     ElasticFlow's own beside them).
+#     dlas-gpu, themis, gandiva; ElasticFlow's own gandiva runs by default
+#     too, and EF_SCHEDULES="ef-accessctrl edf gandiva dlas-gpu themis" adds
+#     its dlas-gpu and themis).
 # tracecast also plans once on predicted throughputs (--belief-throughput, run
 # on the measured ones): ResNet-50's A100 table predicted by `tracecast predict`
 # from the ResNet-50 trace recorded on an H100 (bench/measured/h100-sxm5, the
@@ -97,7 +98,11 @@ for pair in "${PAIRS[@]}"; do
     --cluster "$S/cluster_specs/$spec.csv" --throughput "$S/throughputs/A100" \
     --rules elasticflow --policy themis --out "$d/tracecast-themis")
   row "$trace" "$spec" tracecast themis "$d/tracecast-themis" "$wall"
-  for sched in ${EF_SCHEDULES:-ef-accessctrl edf}; do
+  wall=$(python3 bench/plan/walltime.py "$d/tracecast-gandiva.out" "$T" simulate --jobs "$jobs" \
+    --cluster "$S/cluster_specs/$spec.csv" --throughput "$S/throughputs/A100" \
+    --rules elasticflow --policy gandiva --out "$d/tracecast-gandiva")
+  row "$trace" "$spec" tracecast gandiva "$d/tracecast-gandiva" "$wall"
+  for sched in ${EF_SCHEDULES:-ef-accessctrl edf gandiva}; do
     if [ "${EF_REUSE:-0}" = 1 ] && [ -f "$d/$sched/summary.json" ]; then
       row "$trace" "$spec" elasticflow "$sched" "$d/$sched" -
       continue
@@ -111,8 +116,9 @@ done
 python3 - "$OUT" "$LIMIT" > "$OUT/results.md" <<'PY'
 import json, os, subprocess, sys
 out, limit = sys.argv[1], sys.argv[2]
-order = {"tracecast": 0, "plan-deadline-predicted": 1, "edf-elastic": 2, "dlas-gpu": 3, "themis": 4, "ef-accessctrl": 5}
-order_ef = {"ef-accessctrl": 5, "edf": 6, "dlas-gpu": 7, "themis": 8}
+order = {"tracecast": 0, "plan-deadline-predicted": 1, "edf-elastic": 2, "dlas-gpu": 3, "themis": 4, "gandiva": 5,
+         "ef-accessctrl": 6}
+order_ef = {"ef-accessctrl": 6, "edf": 7, "dlas-gpu": 8, "themis": 9, "gandiva": 10}
 rows = [l.split() for l in open(os.path.join(out, "rows.txt")) if l.strip()]
 rows.sort(key=lambda r: (r[0], -int(r[1][1:r[1].index("g")]),
                          (order_ef if r[2] == "elasticflow" else order).get(r[3], order.get(r[2], 9))))

@@ -3,7 +3,7 @@
 #   bench/plan/same.sh OLD_BIN NEW_BIN [OUTDIR]      (default OUTDIR: target/bench-same)
 # Runs both builds on the same problems and compares their outputs: every
 # schedule.csv and jobs.csv byte for byte, every JSON output without its
-# timings (numbers equal to 12 digits). Problems: the busy 82k-job load (gen_busy.sh) on 1024 to 128 A100s
+# timings and format versions (numbers equal to 12 digits). Problems: the busy 82k-job load (gen_busy.sh) on 1024 to 128 A100s
 # (`plan --objective jct`); ElasticFlow's ten ITP traces on n4g8 under each
 # objective and under `--rules elasticflow`, and `simulate --policy all` on
 # n16g8; the generated 100k-job, 10k-GPU problem (gen_problem.sh). A speed
@@ -50,7 +50,8 @@ run_all "$NEW" "$OUT/new"
 python3 - "$OUT/old" "$OUT/new" <<'PY'
 import filecmp, json, os, sys
 old, new = sys.argv[1:]
-TIMINGS = ("planning_s",)
+# Timings, and the file format's version (a bump that adds a field changes no plan).
+TIMINGS = ("planning_s", "version")
 def same(a, b):
     # Sums over jobs in another order differ in the last bits.
     if isinstance(a, float) and isinstance(b, float):

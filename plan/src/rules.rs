@@ -50,6 +50,35 @@ pub enum Overhead {
     ElasticFlow,
 }
 
+/// How ElasticFlow's simulator charges its overhead formula; it differs by scheduler.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EfCharge {
+    /// Its planner and most baselines: every round, but a GPU set the job
+    /// held since the last flush costs only the base.
+    #[default]
+    Remembered,
+    /// Its Gandiva (`gandiva_sim_jobs`): the whole formula every round while
+    /// jobs are still to arrive, nothing after the last arrival.
+    EveryRoundWhileArriving,
+    /// Its Tiresias (`dlas_sim_jobs`): the whole formula when a job starts,
+    /// and to every running job in every 60th round.
+    AtStartsAndFlushes,
+    /// Its EDF (`one_queue_edf_sim_jobs`, where the charge is commented out).
+    Never,
+}
+
+/// Where in the run a job is charged.
+#[derive(Clone, Copy, Debug)]
+pub struct ChargeAt {
+    /// The round's index (0-based).
+    pub round: u64,
+    /// Jobs are still to arrive after this round.
+    pub arriving: bool,
+    /// The job starts a segment in this round.
+    pub started: bool,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Admission {
@@ -206,8 +235,19 @@ impl EfOverhead {
         }
     }
 
-    /// The overhead (seconds) in round `round` (0-based) of a job holding `gpus` GPUs on `p`.
-    pub fn charge(&self, round: u64, gpus: u32, p: &[(u32, u32)], mem: &mut SeenSets) -> f64 {
+    /// The overhead (seconds) charged as `how` says at `at` to a job holding
+    /// `gpus` GPUs on `p`.
+    pub fn charge(&self, how: EfCharge, at: ChargeAt, gpus: u32, p: &[(u32, u32)], mem: &mut SeenSets) -> f64 {
+        let flush = at.round > 0 && at.round.is_multiple_of(FLUSH_EVERY);
+        match how {
+            EfCharge::Remembered => self.remembered(at.round, gpus, p, mem),
+            EfCharge::EveryRoundWhileArriving if at.arriving => self.cost(gpus, flush, false),
+            EfCharge::AtStartsAndFlushes if at.started || flush => self.cost(gpus, flush, false),
+            EfCharge::EveryRoundWhileArriving | EfCharge::AtStartsAndFlushes | EfCharge::Never => 0.0,
+        }
+    }
+
+    fn remembered(&self, round: u64, gpus: u32, p: &[(u32, u32)], mem: &mut SeenSets) -> f64 {
         // Rounds 60k+1 ..= 60(k+1) share a memory; the flush round still sees the old one.
         let epoch = round.saturating_sub(1) / FLUSH_EVERY;
         if mem.epoch != epoch {
@@ -311,17 +351,43 @@ mod tests {
         let o = EfOverhead::new(32);
         let (a, b): (GpuSet, GpuSet) = (vec![(0, 8)], vec![(1, 4)]);
         let mut m = SeenSets::default();
+        let at = |round, arriving, started| ChargeAt {
+            round,
+            arriving,
+            started,
+        };
+        let remembered =
+            |r, n, p: &GpuSet, m: &mut SeenSets| o.charge(EfCharge::Remembered, at(r, true, false), n, p, m);
         // First sight: 2 + 2 (log2 n + 1); held on: the base only.
-        assert_eq!(o.charge(0, 8, &a, &mut m), 10.0);
+        assert_eq!(remembered(0, 8, &a, &mut m), 10.0);
         for r in 1..FLUSH_EVERY {
-            assert_eq!(o.charge(r, 8, &a, &mut m), 2.0);
+            assert_eq!(remembered(r, 8, &a, &mut m), 2.0);
         }
         // Round 60 still remembers `a`; a new set pays the flush too.
-        assert_eq!(o.charge(60, 8, &a, &mut m), 2.0);
-        assert_eq!(o.charge(60, 4, &b, &mut SeenSets::default()), 2.0 + 27.0 + 6.0);
+        assert_eq!(remembered(60, 8, &a, &mut m), 2.0);
+        assert_eq!(remembered(60, 4, &b, &mut SeenSets::default()), 2.0 + 27.0 + 6.0);
         // After the flush `a` is new again.
-        assert_eq!(o.charge(61, 8, &a, &mut m), 10.0);
-        assert_eq!(EfOverhead::new(512).charge(0, 1, &a, &mut SeenSets::default()), 9.0);
+        assert_eq!(remembered(61, 8, &a, &mut m), 10.0);
+        let big = EfOverhead::new(512);
+        assert_eq!(
+            big.charge(EfCharge::Remembered, at(0, true, true), 1, &a, &mut SeenSets::default()),
+            9.0
+        );
+        let mut m = SeenSets::default();
+        let mut charge = |how, at| o.charge(how, at, 8, &a, &mut m);
+        // Gandiva's: the whole formula every round while jobs arrive, then nothing.
+        let every = EfCharge::EveryRoundWhileArriving;
+        assert_eq!(charge(every, at(0, true, true)), 10.0);
+        assert_eq!(charge(every, at(1, true, false)), 10.0);
+        assert_eq!(charge(every, at(60, true, false)), 10.0 + 27.0);
+        assert_eq!(charge(every, at(61, false, false)), 0.0);
+        // Tiresias's: at a start, and in flush rounds.
+        let starts = EfCharge::AtStartsAndFlushes;
+        assert_eq!(charge(starts, at(3, true, true)), 10.0);
+        assert_eq!(charge(starts, at(4, true, false)), 0.0);
+        assert_eq!(charge(starts, at(120, false, false)), 10.0 + 27.0);
+        // EDF's: nothing.
+        assert_eq!(charge(EfCharge::Never, at(0, true, true)), 0.0);
     }
 
     #[test]

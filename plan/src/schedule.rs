@@ -11,7 +11,7 @@ use tracecast_schemas::plan::{SCHEDULE_FORMAT, SCHEDULE_SEGMENTS, SCHEDULE_VERSI
 
 use crate::error::{PlanError, Result};
 use crate::placement::Placement;
-use crate::rules::Rules;
+use crate::rules::{EfCharge, Rules};
 use crate::workload::{Penalty, WorkUnit, Workload};
 
 #[derive(Clone, Debug, PartialEq)]
@@ -38,9 +38,15 @@ pub struct Schedule {
     pub rules: Rules,
     /// Times of the decision rounds, when the rules space them or charge per round (else empty).
     pub rounds: Vec<f64>,
+    /// How ElasticFlow's overhead was charged (under rules that charge it).
+    pub ef_charge: EfCharge,
     /// Per job: rejected by admission control (never runs).
     pub rejected: Vec<bool>,
     pub segments: Vec<Vec<Segment>>,
+}
+
+fn is_remembered(c: &EfCharge) -> bool {
+    *c == EfCharge::Remembered
 }
 
 #[derive(Serialize, Deserialize)]
@@ -55,6 +61,9 @@ pub struct ScheduleFile {
     pub rules: Rules,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rounds: Vec<f64>,
+    /// Version 3: how ElasticFlow's overhead was charged (absent: `remembered`).
+    #[serde(default, skip_serializing_if = "is_remembered")]
+    pub ef_charge: EfCharge,
     pub cluster: ClusterOut,
     pub jobs: Vec<JobOut>,
     /// Configurations whose throughput was interpolated, with the segments using them.
@@ -181,6 +190,7 @@ impl Schedule {
             penalty: self.penalty,
             rules: self.rules.clone(),
             rounds: self.rounds.clone(),
+            ef_charge: self.ef_charge,
             cluster: ClusterOut {
                 name: c.name.clone(),
                 gpu_types: c.gpu_types.clone(),
@@ -208,8 +218,9 @@ impl Schedule {
         if f.format != SCHEDULE_FORMAT {
             return Err(bad(format!("format `{}` is not `{SCHEDULE_FORMAT}`", f.format)));
         }
-        // Version 1 is version 2 without rules (tracecast's own), rounds or rejections.
-        if f.version != SCHEDULE_VERSION && f.version != 1 {
+        // Version 1 is version 2 without rules (tracecast's own), rounds or
+        // rejections; version 2 is version 3 without `ef_charge`.
+        if !(1..=SCHEDULE_VERSION).contains(&f.version) {
             return Err(bad(format!(
                 "schedule version {}; this tracecast reads version {SCHEDULE_VERSION}",
                 f.version
@@ -258,6 +269,7 @@ impl Schedule {
             penalty: f.penalty,
             rules: f.rules,
             rounds: f.rounds,
+            ef_charge: f.ef_charge,
             rejected,
             segments,
         })

@@ -10,7 +10,7 @@ use std::collections::BinaryHeap;
 use crate::error::{PlanError, Result};
 use crate::jobset::JobSet;
 use crate::placement::{Placement, Placer, placed_rate};
-use crate::rules::{Admission, EfOverhead, Overhead, SeenSets};
+use crate::rules::{Admission, ChargeAt, EfCharge, EfOverhead, Overhead, SeenSets};
 use crate::schedule::{Schedule, Segment};
 use crate::workload::Workload;
 
@@ -96,6 +96,17 @@ pub trait Policy: Send {
     fn take_rejected(&mut self) -> Vec<usize> {
         Vec::new()
     }
+    /// Whether a completion alone is a decision round. A policy that says no
+    /// decides (and is charged a round) only at arrivals and its wake-ups; a
+    /// finished job's GPUs stay idle until then.
+    fn decides_at_completions(&self) -> bool {
+        true
+    }
+    /// How ElasticFlow's overhead is charged to this policy under its rules
+    /// (ElasticFlow's simulator charges some of its baselines apart).
+    fn ef_charge(&self) -> EfCharge {
+        EfCharge::Remembered
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -159,6 +170,9 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
     // The event at which each job last changed (a job changes once per event).
     let mut changed_at = vec![0u64; n];
     let (mut now, mut ai, mut wake) = (f64::NEG_INFINITY, 0usize, None::<f64>);
+    let mut last_round = f64::NEG_INFINITY;
+    let at_completions = policy.decides_at_completions();
+    let ef_charge = policy.ef_charge();
     let mut events = 0u64;
     let gap = w.rules.round_gap_s;
     // The rounds matter only where the rules space them or charge per round.
@@ -181,16 +195,24 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
                 break;
             }
         }
+        // Rounds at least `round_gap_s` apart: what falls inside waits for the
+        // next round. A completion that is no round is handled when it happens.
+        let spaced = |t: f64| {
+            if last_round.is_finite() {
+                t.max(last_round + gap)
+            } else {
+                t
+            }
+        };
         let next = [
-            order.get(ai).map(|&j| w.jobs[j].submit),
-            heap.peek().map(|r| r.0.0.0),
-            wake.filter(|&t| t > now),
+            order.get(ai).map(|&j| spaced(w.jobs[j].submit)),
+            heap.peek()
+                .map(|r| if at_completions { spaced(r.0.0.0) } else { r.0.0.0 }),
+            wake.filter(|&t| t > now).map(spaced),
         ]
         .into_iter()
         .flatten()
-        .min_by(f64::total_cmp)
-        // Rounds at least `round_gap_s` apart: what falls inside waits for the next round.
-        .map(|t| if now.is_finite() { t.max(now + gap) } else { t });
+        .min_by(f64::total_cmp);
         let Some(t) = next else {
             if !active.is_empty() {
                 return Err(PlanError::Inconsistent(format!(
@@ -204,9 +226,6 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
         };
         now = now.max(t);
         events += 1;
-        if keep_rounds {
-            rounds.push(now);
-        }
         if events.is_multiple_of(PROGRESS_EVERY) {
             (opts.progress)((n - active.len() - (order.len() - ai)) as u64, n as u64);
         }
@@ -235,13 +254,23 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
             }
         }
         arrived.clear();
-        while ai < n && w.jobs[order[ai]].submit <= now {
+        // Arrivals wait for a round (a completion between rounds is no round).
+        let in_round = !last_round.is_finite() || now >= last_round + gap;
+        while in_round && ai < n && w.jobs[order[ai]].submit <= now {
             pos[order[ai]] = active.len();
             active.push(order[ai]);
             arrived.push(order[ai]);
             ai += 1;
         }
 
+        let wake_due = in_round && wake.is_some_and(|t| t <= now);
+        if !at_completions && arrived.is_empty() && !wake_due {
+            continue;
+        }
+        last_round = now;
+        if keep_rounds {
+            rounds.push(now);
+        }
         changes.clear();
         policy.decide(
             &Ctx {
@@ -327,9 +356,17 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
         }
         if let Some(ef) = &ef {
             let round = rounds.len() as u64 - 1;
+            let arriving = ai < n;
+            let charge = |gpus: u32, p: &[(u32, u32)], mem: &mut SeenSets, started: bool| {
+                let at = ChargeAt {
+                    round,
+                    arriving,
+                    started,
+                };
+                ef.charge(ef_charge, at, gpus, p, mem)
+            };
             charge_round(
-                ef,
-                round,
+                &charge,
                 now,
                 running.as_slice(),
                 &mut st,
@@ -355,17 +392,20 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
         penalty: w.penalty,
         rules: w.rules.clone(),
         rounds,
+        ef_charge,
         rejected,
         segments: segs,
     })
 }
 
+/// A job's overhead in a round from its GPU count, GPU set, memory of GPU
+/// sets, and whether it starts a segment in the round.
+type RoundCharge<'a> = dyn Fn(u32, &[(u32, u32)], &mut SeenSets, bool) -> f64 + 'a;
+
 /// ElasticFlow's per-round overhead: every job holding GPUs pauses (a job that
 /// changed in this round already starts its segment here).
-#[allow(clippy::too_many_arguments)]
 fn charge_round(
-    ef: &EfOverhead,
-    round: u64,
+    charge: &RoundCharge<'_>,
     now: f64,
     running: &[usize],
     st: &mut [JobState],
@@ -376,7 +416,8 @@ fn charge_round(
     for &j in running {
         let s = &mut st[j];
         let Some((_, gpus)) = s.alloc else { continue };
-        let o = ef.charge(round, gpus, &s.placement, &mut seen[j]);
+        let started = segs[j].last().is_some_and(|g| g.start == now);
+        let o = charge(gpus, &s.placement, &mut seen[j], started);
         s.pause(now, o);
         s.version += 1;
         heap.push(Reverse((At(s.finish_time()), j, s.version)));

@@ -9,7 +9,7 @@
 
 pub use crate::error::VerifyError;
 use crate::placement::placed_rate;
-use crate::rules::{Admission, Counts, EfOverhead, Overhead, SeenSets, paused_progress};
+use crate::rules::{Admission, ChargeAt, Counts, EfOverhead, Overhead, SeenSets, paused_progress};
 use crate::schedule::Schedule;
 use crate::workload::Workload;
 
@@ -98,6 +98,7 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
         rounds.get(i).is_some_and(|&r| (r - t).abs() <= 1e-6)
     };
     let n = w.jobs.len();
+    let last_submit = w.jobs.iter().map(|j| j.submit).fold(f64::NEG_INFINITY, f64::max);
     let mut out = Replay {
         finish: vec![f64::NAN; n],
         first_start: vec![f64::NAN; n],
@@ -194,9 +195,9 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
                     ));
                 }
             }
-            if in_rounds && !(is_round(seg.start) && is_round(seg.end)) {
+            if in_rounds && !is_round(seg.start) {
                 bad(format!(
-                    "{here}: starts or ends between decision rounds (rules `{}`)",
+                    "{here}: starts between decision rounds (rules `{}`)",
                     rules.name
                 ));
             }
@@ -223,7 +224,14 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
                     let lo = rounds.partition_point(|&r| r < seg.start - 1e-6);
                     let hi = rounds.partition_point(|&r| r < seg.end - 1e-6);
                     (lo..hi)
-                        .map(|r| (rounds[r], ef.charge(r as u64, seg.gpus, &seg.nodes, &mut seen)))
+                        .map(|r| {
+                            let at = ChargeAt {
+                                round: r as u64,
+                                arriving: last_submit > rounds[r],
+                                started: r == lo && (k == 0 || changed),
+                            };
+                            (rounds[r], ef.charge(s.ef_charge, at, seg.gpus, &seg.nodes, &mut seen))
+                        })
                         .collect()
                 }
                 None if restart > 0.0 => vec![(seg.start, restart)],
@@ -237,6 +245,13 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
                 let (ran, fin) = paused_progress(seg.start, seg.end, &pauses, rate, job.total - done, 1e-7 * job.total);
                 finish = fin;
                 done += ran;
+            }
+            // Only a job finishing may hand its GPUs back between rounds (a
+            // policy that decides only at arrivals and wake-ups lets it).
+            let finishes_here = k + 1 == segs.len()
+                && finish.is_some_and(|f| (f - seg.end).abs() <= 1e-6_f64.max(1e-9 * seg.end.abs()));
+            if in_rounds && !is_round(seg.end) && !finishes_here {
+                bad(format!("{here}: ends between decision rounds (rules `{}`)", rules.name));
             }
         }
         match finish {

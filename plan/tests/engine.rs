@@ -4,7 +4,7 @@ use tracecast_plan::cluster::{Cluster, NodeGroup};
 use tracecast_plan::jobs::Job;
 use tracecast_plan::perturb::{ErrorDist, perturb};
 use tracecast_plan::planner::{Objective, PlannerConfig};
-use tracecast_plan::rules::Rules;
+use tracecast_plan::rules::{EfCharge, Rules};
 use tracecast_plan::throughput::{Point, ThroughputTable};
 use tracecast_plan::verify::verify;
 use tracecast_plan::workload::{Penalty, Workload, price};
@@ -616,4 +616,46 @@ fn themis_shares_the_cluster_at_requested_counts() {
         r.schedule.segments
     );
     assert!(r.replay.finish.iter().all(|f| f.is_finite()));
+}
+
+#[test]
+fn gandiva_slices_time_in_node_sets_and_decides_only_at_arrivals() {
+    // One 8-GPU node under ElasticFlow's rules. Nine 1-GPU jobs at 0 share one
+    // node set (it takes new jobs while its load plus one is below 8, then
+    // time-slices): eight run, job 8 waits. Job 0 finishes at 104 s (100 s of
+    // work and the 4 s overhead of the round at 0), between rounds: its GPU
+    // stays idle until the next arrival's round at 10,000 s.
+    let mut jobs = vec![job("j0", 0.0, "m", 1_000.0, 1, false)];
+    jobs.extend((1..8).map(|k| job(&format!("j{k}"), 0.0, "m", 150_000.0, 1, false)));
+    jobs.push(job("j8", 0.0, "m", 1_000.0, 1, false));
+    jobs.push(job("z", 10_000.0, "m", 1_000.0, 1, false));
+    let w = price(
+        &jobs,
+        &cluster(&[("A100", 1, 8)]),
+        &table(&[("m", "A100", CURVE)]),
+        Penalty::default(),
+        &Rules::elasticflow(),
+    )
+    .unwrap();
+    let r = run(&w, "gandiva", &PlannerConfig::default());
+    let s = &r.schedule;
+    assert_eq!(s.ef_charge, EfCharge::EveryRoundWhileArriving);
+    assert!((s.segments[0][0].end - 104.0).abs() < 1e-6, "{:?}", s.segments[0]);
+    assert_eq!(s.segments[8][0].start, 10_000.0);
+    // After the last arrival ElasticFlow's Gandiva charges nothing: job 8 runs 100 s flat.
+    assert!((s.segments[8][0].end - 10_100.0).abs() < 1e-6);
+    // Then rounds come every 60 s from the last arrival: z starts at the first after 10,100 s.
+    assert_eq!(s.segments[9][0].start, 10_120.0);
+    assert!(s.segments.iter().all(|segs| segs.iter().all(|g| g.gpus == 1)));
+
+    // The schedule file keeps the charge, and verify replays it: charged as
+    // ElasticFlow charges its other schedulers, the long jobs do not finish.
+    let file = s.to_file(&w);
+    let back = tracecast_plan::schedule::Schedule::from_file(file, &w, std::path::Path::new("s.json")).unwrap();
+    assert_eq!(back.ef_charge, EfCharge::EveryRoundWhileArriving);
+    verify(&back, &w, 0.0).unwrap();
+    let mut other = back.clone();
+    other.ef_charge = EfCharge::Remembered;
+    let e = verify(&other, &w, 0.0).unwrap_err().to_string();
+    assert!(e.contains("does not finish"), "{e}");
 }

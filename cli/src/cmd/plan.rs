@@ -53,9 +53,10 @@ pub struct PlanArgs {
     pub out: PathBuf,
     #[command(flatten)]
     pub planner: PlannerArgs,
-    /// Also run every baseline (fifo, sjf-oracle, tiresias, edf; edf-elastic,
-    /// dlas-gpu and themis as ElasticFlow implements them; fixed) and
-    /// print the comparison table (also written to DIR/comparison.md).
+    /// Also run the baselines (fifo, sjf-oracle, tiresias, edf; edf-elastic
+    /// and dlas-gpu as ElasticFlow implements them; fixed) and print the
+    /// comparison table (also written to DIR/comparison.md). ElasticFlow's
+    /// themis and gandiva run with `tracecast simulate --policy NAME`.
     #[arg(long)]
     pub compare: bool,
     /// Plan with predictions that err: perturb the planner's throughputs by a

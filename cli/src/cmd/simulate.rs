@@ -18,8 +18,9 @@ use super::plan::{InputArgs, PlannerArgs, describe_inputs, joined};
 /// online: plan-jct, plan-makespan, plan-deadline (the planner), fifo,
 /// sjf-oracle (shortest job first with true durations), tiresias (2D
 /// least-attained-service), edf, fixed (planner order, requested counts);
-/// ElasticFlow's edf-elastic, dlas-gpu and themis (finish-time fairness);
-/// a comma-separated list, or `all` (every one but themis).
+/// ElasticFlow's edf-elastic, dlas-gpu, themis (finish-time fairness) and
+/// gandiva (time-slicing in node sets); a comma-separated list, or `all`
+/// (every one but themis and gandiva).
 ///
 /// Reports average, median and p99 JCT, makespan, deadline hit rate, GPU
 /// utilization and queueing delay, one row per schedule.
@@ -44,9 +45,9 @@ pub struct SimulateArgs {
     pub schedule: Option<PathBuf>,
     /// Policy (or comma-separated policies, or `all`) to simulate: plan-jct,
     /// plan-makespan, plan-deadline, fifo, sjf-oracle, tiresias, edf,
-    /// edf-elastic, dlas-gpu, fixed (these ten are `all`), and themis, run
-    /// only when named: its program spans every active job each round, slow
-    /// on a busy cluster.
+    /// edf-elastic, dlas-gpu, fixed (these ten are `all`), and themis and
+    /// gandiva (ElasticFlow's), run only when named: they are slow on a
+    /// busy cluster.
     #[arg(long, value_name = "NAME")]
     pub policy: Option<String>,
     #[command(flatten)]

@@ -3,6 +3,7 @@
 //! ElasticFlow implements it.
 
 use super::ordered::{Key, Order};
+use crate::rules::EfCharge;
 use crate::simulator::{Alloc, Ctx};
 use crate::waitqueue::ordered_bits;
 use crate::workload::PJob;
@@ -39,6 +40,11 @@ pub struct EdfElastic;
 impl Order for EdfElastic {
     fn name(&self) -> String {
         "edf-elastic".into()
+    }
+
+    /// ElasticFlow's EDF pays no overhead (its charge is commented out).
+    fn ef_charge(&self) -> EfCharge {
+        EfCharge::Never
     }
 
     fn key(&self, ctx: &Ctx<'_>, j: usize, _running: bool) -> Key {

@@ -1,13 +1,15 @@
 //! Baseline policies the planner is compared with, all with the GPU counts
 //! the jobs requested: FIFO, SJF with true durations (the oracle),
 //! Tiresias-style two-dimensional least-attained-service, EDF; and
-//! ElasticFlow's elastic EDF (`edf-elastic`) and its Themis (`themis`). The planner
+//! ElasticFlow's elastic EDF (`edf-elastic`), its Gandiva (`gandiva`) and its
+//! Themis (`themis`). The planner
 //! itself (and its fixed-count ablation, `fixed`) lives in `crate::planner`,
 //! which uses the GPU-type choice below; every policy by name is in
 //! `crate::registry`.
 
 mod edf;
 mod fifo;
+mod gandiva;
 mod ordered;
 mod sjf;
 mod themis;
@@ -15,6 +17,7 @@ mod tiresias;
 
 pub use edf::{Edf, EdfElastic};
 pub use fifo::Fifo;
+pub use gandiva::Gandiva;
 pub use ordered::{Key, Order, Ordered};
 pub use sjf::SjfOracle;
 pub use themis::Themis;

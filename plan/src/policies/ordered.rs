@@ -7,6 +7,7 @@
 //! event costs the running jobs and the waiting jobs the GPUs reach, not
 //! the whole queue.
 
+use crate::rules::EfCharge;
 use crate::simulator::{Alloc, Changes, Ctx, Policy};
 use crate::waitqueue::{Floor, WaitQueue, first_in_order};
 use crate::workload::PJob;
@@ -36,6 +37,10 @@ pub trait Order: Send {
     /// An extra event time the order needs.
     fn wakeup(&self, _ctx: &Ctx<'_>) -> Option<f64> {
         None
+    }
+    /// How ElasticFlow charges its overhead to this order (`Policy::ef_charge`).
+    fn ef_charge(&self) -> EfCharge {
+        EfCharge::Remembered
     }
 }
 
@@ -121,5 +126,9 @@ impl<O: Order> Policy for Ordered<O> {
 
     fn wakeup(&self, ctx: &Ctx<'_>) -> Option<f64> {
         self.order.wakeup(ctx)
+    }
+
+    fn ef_charge(&self) -> EfCharge {
+        self.order.ef_charge()
     }
 }

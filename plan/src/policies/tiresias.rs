@@ -6,6 +6,7 @@
 //! and 7,200 GPU-seconds), as ElasticFlow's `dlas_sim_jobs(gputime=True)` runs it.
 
 use super::ordered::{Key, Order};
+use crate::rules::EfCharge;
 use crate::simulator::Ctx;
 use crate::waitqueue::ordered_bits;
 
@@ -13,6 +14,8 @@ pub struct Tiresias {
     /// Attained GPU-seconds at which a job drops to the next queue.
     pub thresholds: Vec<f64>,
     pub name: &'static str,
+    /// How ElasticFlow's rules charge it (its `dlas_sim_jobs` charges apart).
+    pub ef_charge: EfCharge,
 }
 
 impl Default for Tiresias {
@@ -21,6 +24,7 @@ impl Default for Tiresias {
         Tiresias {
             thresholds: vec![3600.0, 36000.0],
             name: "tiresias",
+            ef_charge: EfCharge::Remembered,
         }
     }
 }
@@ -31,6 +35,7 @@ impl Tiresias {
         Tiresias {
             thresholds: vec![3250.0, 7200.0],
             name: "dlas-gpu",
+            ef_charge: EfCharge::AtStartsAndFlushes,
         }
     }
 
@@ -43,6 +48,10 @@ impl Tiresias {
 impl Order for Tiresias {
     fn name(&self) -> String {
         self.name.into()
+    }
+
+    fn ef_charge(&self) -> EfCharge {
+        self.ef_charge
     }
 
     /// By queue (attained service), then submission.
