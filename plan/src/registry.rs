@@ -19,7 +19,7 @@ pub const BASELINES: [&str; 7] = [
 /// Baselines run only when named, being slow where thousands of jobs queue
 /// (the busy 82k-job load, `bench/plan/gen_busy.sh`, then `tracecast
 /// simulate --policy NAME`). Themis solves a program over every active job
-/// each round (every event, and every 60 s while a job waits): 29 s on 512
+/// each round (every event, and every 60 s while a job waits): 60 s on 512
 /// GPUs, more than 5 minutes on 128. Gandiva walks every node set's jobs each
 /// round, and its rotations make 12 M segments on 1024 GPUs to write and
 /// verify: 33 s on 1024 GPUs, 47 s on 512.

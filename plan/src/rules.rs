@@ -64,6 +64,11 @@ pub enum EfCharge {
     /// Its Tiresias (`dlas_sim_jobs`): the whole formula when a job starts,
     /// and to every running job in every 60th round.
     AtStartsAndFlushes,
+    /// Its Themis (`themis_sim_jobs`, which re-plans every 60 s): the formula
+    /// computed once per job and charged in rounds whose running set
+    /// changed, until the job's first round whose running set did not;
+    /// nothing from then on.
+    UntilSteady,
     /// Its EDF (`one_queue_edf_sim_jobs`, where the charge is commented out).
     Never,
 }
@@ -77,6 +82,8 @@ pub struct ChargeAt {
     pub arriving: bool,
     /// The job starts a segment in this round.
     pub started: bool,
+    /// Some job started, stopped or finished in this round.
+    pub set_changed: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -223,6 +230,9 @@ pub struct EfOverhead {
 pub struct SeenSets {
     epoch: u64,
     seen: Vec<GpuSet>,
+    /// `until_steady`: the charge fixed at the job's first charged round (0
+    /// from its first round whose running set did not change).
+    fixed: Option<f64>,
 }
 
 /// Rounds between two flushes (ElasticFlow reuses `--scheduling_slot=60` as the count).
@@ -243,6 +253,19 @@ impl EfOverhead {
             EfCharge::Remembered => self.remembered(at.round, gpus, p, mem),
             EfCharge::EveryRoundWhileArriving if at.arriving => self.cost(gpus, flush, false),
             EfCharge::AtStartsAndFlushes if at.started || flush => self.cost(gpus, flush, false),
+            EfCharge::UntilSteady => {
+                if !at.set_changed {
+                    mem.fixed = Some(0.0);
+                }
+                match mem.fixed {
+                    Some(o) => o,
+                    None => {
+                        let o = self.remembered(at.round, gpus, p, mem);
+                        mem.fixed = Some(o);
+                        o
+                    }
+                }
+            }
             EfCharge::EveryRoundWhileArriving | EfCharge::AtStartsAndFlushes | EfCharge::Never => 0.0,
         }
     }
@@ -355,6 +378,7 @@ mod tests {
             round,
             arriving,
             started,
+            set_changed: true,
         };
         let remembered =
             |r, n, p: &GpuSet, m: &mut SeenSets| o.charge(EfCharge::Remembered, at(r, true, false), n, p, m);
@@ -388,6 +412,22 @@ mod tests {
         assert_eq!(charge(starts, at(120, false, false)), 10.0 + 27.0);
         // EDF's: nothing.
         assert_eq!(charge(EfCharge::Never, at(0, true, true)), 0.0);
+        // Themis's: fixed at its first charge, paid while rounds change the
+        // running set, nothing from the first round that does not.
+        let mut m = SeenSets::default();
+        let steady = |round, set_changed, m: &mut SeenSets| {
+            let at = ChargeAt {
+                round,
+                arriving: true,
+                started: false,
+                set_changed,
+            };
+            o.charge(EfCharge::UntilSteady, at, 8, &a, m)
+        };
+        assert_eq!(steady(0, true, &mut m), 10.0);
+        assert_eq!(steady(1, true, &mut m), 10.0);
+        assert_eq!(steady(2, false, &mut m), 0.0);
+        assert_eq!(steady(3, true, &mut m), 0.0);
     }
 
     #[test]

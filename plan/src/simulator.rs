@@ -231,6 +231,7 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
         }
 
         // Completions due now (exactly: `now` is the earliest completion when one is next).
+        let mut finished_now = false;
         while let Some(Reverse((At(tf), j, v))) = heap.peek() {
             if *tf > now {
                 break;
@@ -247,6 +248,7 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
             running.remove(j);
             stop(&mut st[j], &mut segs[j], &mut placer, now);
             st[j].done = Some(tf);
+            finished_now = true;
             let p = pos[j];
             active.swap_remove(p);
             if p < active.len() {
@@ -357,11 +359,13 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
         if let Some(ef) = &ef {
             let round = rounds.len() as u64 - 1;
             let arriving = ai < n;
+            let set_changed = finished_now || !changes.is_empty();
             let charge = |gpus: u32, p: &[(u32, u32)], mem: &mut SeenSets, started: bool| {
                 let at = ChargeAt {
                     round,
                     arriving,
                     started,
+                    set_changed,
                 };
                 ef.charge(ef_charge, at, gpus, p, mem)
             };

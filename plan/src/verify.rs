@@ -93,12 +93,21 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
             }
         }
     }
-    let is_round = |t: f64| {
+    // The index of the round at `t`, if one is.
+    let round_at = |t: f64| {
         let i = rounds.partition_point(|&r| r < t - 1e-6);
-        rounds.get(i).is_some_and(|&r| (r - t).abs() <= 1e-6)
+        rounds.get(i).is_some_and(|&r| (r - t).abs() <= 1e-6).then_some(i)
     };
+    let is_round = |t: f64| round_at(t).is_some();
     let n = w.jobs.len();
     let last_submit = w.jobs.iter().map(|j| j.submit).fold(f64::NEG_INFINITY, f64::max);
+    // Rounds at which some job starts, stops or finishes.
+    let mut set_changed = vec![false; rounds.len()];
+    for seg in s.segments.iter().flatten() {
+        for i in [round_at(seg.start), round_at(seg.end)].into_iter().flatten() {
+            set_changed[i] = true;
+        }
+    }
     let mut out = Replay {
         finish: vec![f64::NAN; n],
         first_start: vec![f64::NAN; n],
@@ -229,6 +238,7 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
                                 round: r as u64,
                                 arriving: last_submit > rounds[r],
                                 started: r == lo && (k == 0 || changed),
+                                set_changed: set_changed[r],
                             };
                             (rounds[r], ef.charge(s.ef_charge, at, seg.gpus, &seg.nodes, &mut seen))
                         })

@@ -19,14 +19,21 @@
 //! ElasticFlow solves the program with cvxpy/ECOS. The problem is
 //! quasi-convex in the largest ratio `s`: each job's least share meeting
 //! `s` has a closed form, and their GPU total falls as `s` grows, so a
-//! bisection on `s` finds the optimum. Where the optimum leaves room, ECOS
-//! returns some interior shares; here each job takes its least share, which
-//! orders the jobs the same way while room is left (the interior point
-//! moves every share towards the middle of its range, in order).
+//! bisection on `s` finds the optimum. Where the GPUs bind there, the
+//! optimum is unique (every job at its least share). Where they leave room,
+//! every share between a job's least share and 1 is optimal, and ECOS, an
+//! interior-point solver, returns the analytic center of that set under
+//! the barrier of cvxpy's formulation (`inv_pos` as a rotated cone):
+//! per job `2 ln(x - least) + ln(1 - x)`, plus `ln(GPUs left)`. Its
+//! optimality condition, `2 / (x - least) - 1 / (1 - x) = GPUs / GPUs left`,
+//! is solved here by nested bisection. Which jobs run depends on that
+//! order: a job asking for many GPUs sits lower than at its least share.
 //!
 //! Rounds: at every arrival and completion, and every `lease_s` (60 s,
-//! ElasticFlow's `--scheduling_slot`) while a job waits.
+//! ElasticFlow's `--scheduling_slot`) while a job waits, or under
+//! ElasticFlow's rules while any job is active.
 
+use crate::rules::{EfCharge, Overhead};
 use crate::simulator::{Alloc, Changes, Ctx, Policy};
 
 /// ElasticFlow's scheduling slot (`run.sh` passes `--scheduling_slot=60`).
@@ -77,8 +84,8 @@ impl Terms {
     }
 }
 
-/// The shares minimising the largest ratio, each job at its least share for
-/// the optimum (see the module comment); `gpus` is the cluster's total.
+/// The shares minimising the largest ratio, as an interior-point solver
+/// returns them (see the module comment); `gpus` is the cluster's total.
 pub fn fair_shares(terms: &[Terms], gpus: f64) -> Vec<f64> {
     if terms.is_empty() {
         return Vec::new();
@@ -117,7 +124,42 @@ pub fn fair_shares(terms: &[Terms], gpus: f64) -> Vec<f64> {
         }
         hi
     };
-    terms.iter().map(|t| t.least_share(s).min(1.0)).collect()
+    let least: Vec<f64> = terms.iter().map(|t| t.least_share(s).min(1.0)).collect();
+    let used: f64 = terms.iter().zip(&least).map(|(t, l)| t.gpus * l).sum();
+    if used >= gpus {
+        return least;
+    }
+    // The analytic center: each share from the GPUs left, then those from
+    // the shares (the GPUs the shares leave fall as the GPUs left grow).
+    let share = |least: f64, job_gpus: f64, left: f64| {
+        if least >= 1.0 {
+            return 1.0;
+        }
+        // The root in (least, 1) of c x^2 - (c (1 + least) + 3) x + (c least + least + 2),
+        // c = GPUs / GPUs left, in the form that stays exact as c falls to 0.
+        let c = job_gpus / left;
+        let b = c * (1.0 + least) + 3.0;
+        let disc = (b * b - 4.0 * c * (c * least + least + 2.0)).max(0.0);
+        (c * least + least + 2.0) / (0.5 * (b + disc.sqrt()))
+    };
+    let shares_at = |left: f64| terms.iter().zip(&least).map(move |(t, &l)| share(l, t.gpus, left));
+    let left = bisect(0.0, gpus - used, |left| {
+        gpus - terms.iter().zip(shares_at(left)).map(|(t, x)| t.gpus * x).sum::<f64>() > left
+    });
+    shares_at(left).collect()
+}
+
+/// The point in `(lo, hi)` where `below` turns false (true below it).
+fn bisect(mut lo: f64, mut hi: f64, below: impl Fn(f64) -> bool) -> f64 {
+    for _ in 0..BISECTION_STEPS {
+        let mid = 0.5 * (lo + hi);
+        if below(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
 }
 
 impl Policy for Themis {
@@ -180,11 +222,18 @@ impl Policy for Themis {
         }
     }
 
-    /// The next round, while some job waits: with every active job running
-    /// at its requested count a round would decide the same, and under
-    /// ElasticFlow's rules each round charges every running job.
+    /// The next round, while some job waits; under ElasticFlow's rules
+    /// every lease while a job is active, as ElasticFlow re-plans (a round
+    /// that changes nothing ends a job's overheads there). Otherwise, with
+    /// every active job running at its requested count, a round would decide
+    /// the same.
     fn wakeup(&self, ctx: &Ctx<'_>) -> Option<f64> {
-        (ctx.active.len() > ctx.running.len()).then_some(ctx.now + self.lease_s)
+        let every_lease = ctx.w.rules.overhead == Overhead::ElasticFlow && !ctx.active.is_empty();
+        (every_lease || ctx.active.len() > ctx.running.len()).then_some(ctx.now + self.lease_s)
+    }
+
+    fn ef_charge(&self) -> EfCharge {
+        EfCharge::UntilSteady
     }
 }
 
@@ -207,8 +256,10 @@ mod tests {
         let t = [terms(0.0, 10.0, 10.0, 1.0), terms(10.0, 10.0, 10.0, 1.0)];
         let x = fair_shares(&t, 2.0);
         assert_eq!(x[1], 1.0);
-        // Job 0 needs only the share that gives it ratio 2: 10 / (2 x 10) = 0.5.
-        assert!((x[0] - 0.5).abs() < 1e-12, "{x:?}");
+        // Job 0 needs only the share that gives it ratio 2: 10 / (2 x 10) =
+        // 0.5; with room left it takes the analytic center, where
+        // 2 / (x - 0.5) - 1 / (1 - x) = 1 / (GPUs left = 1 - x): x = 0.75.
+        assert!((x[0] - 0.75).abs() < 1e-9, "{x:?}");
 
         // One GPU for two equal one-GPU jobs: half each, ratio 2.
         let t = [terms(0.0, 10.0, 10.0, 1.0), terms(0.0, 10.0, 10.0, 1.0)];
@@ -223,5 +274,20 @@ mod tests {
         // Both at the same ratio: (elapsed + run / x) / isolated.
         let ratio = |k: usize| (t[k].elapsed + t[k].run_s / x[k]) / t[k].isolated;
         assert!((ratio(0) - ratio(1)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn room_left_goes_less_to_jobs_that_ask_for_more_gpus() {
+        // The bound is job 2's ratio at share 1; jobs 0 and 1 have the same
+        // least share (0.5) but ask for 1 and 4 GPUs of 8.
+        let t = [
+            terms(0.0, 10.0, 10.0, 1.0),
+            terms(0.0, 10.0, 10.0, 4.0),
+            terms(10.0, 10.0, 10.0, 1.0),
+        ];
+        let x = fair_shares(&t, 8.0);
+        assert_eq!(x[2], 1.0);
+        assert!(0.5 < x[1] && x[1] < x[0] && x[0] < 1.0, "{x:?}");
+        assert!(x[0] + 4.0 * x[1] + x[2] < 8.0);
     }
 }
