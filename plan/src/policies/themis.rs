@@ -114,15 +114,8 @@ pub fn fair_shares(terms: &[Terms], gpus: f64) -> Vec<f64> {
             lo = hi;
             hi *= 2.0;
         }
-        for _ in 0..BISECTION_STEPS {
-            let mid = 0.5 * (lo + hi);
-            if feasible(mid) {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        hi
+        // The feasible end of the bracket.
+        bisect(lo, hi, |s| !feasible(s)).1
     };
     let least: Vec<f64> = terms.iter().map(|t| t.least_share(s).min(1.0)).collect();
     let used: f64 = terms.iter().zip(&least).map(|(t, l)| t.gpus * l).sum();
@@ -143,14 +136,15 @@ pub fn fair_shares(terms: &[Terms], gpus: f64) -> Vec<f64> {
         (c * least + least + 2.0) / (0.5 * (b + disc.sqrt()))
     };
     let shares_at = |left: f64| terms.iter().zip(&least).map(move |(t, &l)| share(l, t.gpus, left));
-    let left = bisect(0.0, gpus - used, |left| {
+    let (lo, hi) = bisect(0.0, gpus - used, |left| {
         gpus - terms.iter().zip(shares_at(left)).map(|(t, x)| t.gpus * x).sum::<f64>() > left
     });
-    shares_at(left).collect()
+    shares_at(0.5 * (lo + hi)).collect()
 }
 
-/// The point in `(lo, hi)` where `below` turns false (true below it).
-fn bisect(mut lo: f64, mut hi: f64, below: impl Fn(f64) -> bool) -> f64 {
+/// The bracket, narrowed to 2^-60 of its width, around the point in
+/// `(lo, hi)` where `below` turns false (true below it).
+fn bisect(mut lo: f64, mut hi: f64, below: impl Fn(f64) -> bool) -> (f64, f64) {
     for _ in 0..BISECTION_STEPS {
         let mid = 0.5 * (lo + hi);
         if below(mid) {
@@ -159,7 +153,7 @@ fn bisect(mut lo: f64, mut hi: f64, below: impl Fn(f64) -> bool) -> f64 {
             hi = mid;
         }
     }
-    0.5 * (lo + hi)
+    (lo, hi)
 }
 
 impl Policy for Themis {
