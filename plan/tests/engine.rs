@@ -659,3 +659,30 @@ fn gandiva_slices_time_in_node_sets_and_decides_only_at_arrivals() {
     let e = verify(&other, &w, 0.0).unwrap_err().to_string();
     assert!(e.contains("does not finish"), "{e}");
 }
+
+#[test]
+fn dlas_gpu_keeps_a_running_job_ahead_of_its_queues_waiting_ones() {
+    // One GPU; a at 0 and b at 1 s, both long. a crosses 3,250 GPU-s at
+    // 3,250 s and drops to queue 1; b (queue 0) takes the GPU until it crosses
+    // too, at 6,500 s. In ElasticFlow's queues b, running, stays ahead of a,
+    // waiting in the same queue, until b crosses 7,200 GPU-s at 10,450 s.
+    let w = price(
+        &[
+            job("a", 0.0, "m", 200_000.0, 1, false),
+            job("b", 1.0, "m", 200_000.0, 1, false),
+        ],
+        &cluster(&[("A100", 1, 1)]),
+        &table(&[("m", "A100", CURVE)]),
+        Penalty::default(),
+        &Rules::default(),
+    )
+    .unwrap();
+    let segs = &run(&w, "dlas-gpu", &PlannerConfig::default()).schedule.segments;
+    assert!((segs[0][0].end - 3_250.0).abs() < 1e-6, "{segs:?}");
+    assert!((segs[1][0].start - 3_250.0).abs() < 1e-6);
+    assert!((segs[1][0].end - 10_450.0).abs() < 1e-6, "{segs:?}");
+    assert!((segs[0][1].start - 10_450.0).abs() < 1e-6);
+    // tracecast's own Tiresias orders a queue by submission: a takes it back at 6,500 s.
+    let segs = &run(&w, "tiresias", &PlannerConfig::default()).schedule.segments;
+    assert!(segs[1][0].end < 10_000.0, "{segs:?}");
+}
