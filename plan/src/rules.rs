@@ -54,8 +54,9 @@ pub enum Overhead {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EfCharge {
-    /// Its planner and most baselines: every round, but a GPU set the job
-    /// held since the last flush costs only the base.
+    /// Its planner (and tracecast's own policies under its rules): every
+    /// round, but a GPU set the job held since the last flush costs only the
+    /// base.
     #[default]
     Remembered,
     /// Its Gandiva (`gandiva_sim_jobs`): the whole formula every round while
