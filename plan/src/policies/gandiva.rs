@@ -33,7 +33,7 @@
 //! so that `verify` replays it).
 
 use crate::rules::EfCharge;
-use crate::simulator::{Alloc, Changes, Ctx, Policy};
+use crate::simulator::{Changes, Ctx, Policy};
 
 /// ElasticFlow's `--scheduling_slot`: the rotation period and the round
 /// period once every job has arrived.
@@ -108,23 +108,16 @@ impl Pool {
         let gpus_per_node = self.gpus_per_node;
         let sets = self.sets(class);
         if !sets.is_empty() {
-            let mut set = sets.remove(0);
+            let set = sets.remove(0);
             if set.load + 1 < set.capacity {
-                set.load += 1;
-                set.jobs.push(job);
-                sets.push(set);
-                by_load(sets);
+                join_at_end(sets, set, job);
                 return true;
             }
             // Back at the end, unsorted, as ElasticFlow leaves it.
             sets.push(set);
         }
         if need <= free {
-            let mut set = NodeSet::new(need, gpus_per_node, class);
-            set.load = 1;
-            set.jobs.push(job);
-            sets.push(set);
-            by_load(sets);
+            join_at_end(sets, NodeSet::new(need, gpus_per_node, class), job);
             self.free_nodes -= need;
             return true;
         }
@@ -132,11 +125,8 @@ impl Pool {
             return false;
         }
         // Time-slicing on the least-loaded set.
-        let mut set = sets.remove(0);
-        set.load += 1;
-        set.jobs.push(job);
-        sets.push(set);
-        by_load(sets);
+        let set = sets.remove(0);
+        join_at_end(sets, set, job);
         true
     }
 
@@ -223,7 +213,17 @@ fn by_load(sets: &mut [NodeSet]) {
     sets.sort_by_key(|s| s.load);
 }
 
-/// Each job onto the least-loaded set, one at a time.
+/// `job` onto `set`, which goes back at the end of `sets` before they are
+/// sorted (ElasticFlow pops a set, appends it and sorts).
+fn join_at_end(sets: &mut Vec<NodeSet>, mut set: NodeSet, job: usize) {
+    set.load += 1;
+    set.jobs.push(job);
+    sets.push(set);
+    by_load(sets);
+}
+
+/// Each job onto the least-loaded set, one at a time (in place, as
+/// ElasticFlow re-balances).
 fn spread(sets: &mut [NodeSet], jobs: &[usize]) {
     if sets.is_empty() {
         return;
@@ -337,22 +337,16 @@ impl Policy for Gandiva {
         for pool in &mut self.pools {
             pool.adjust();
         }
-        let mut next: Vec<(usize, Option<Alloc>)> = Vec::new();
+        // The first `running` jobs of each set hold GPUs; a job changes once.
         for (t, pool) in self.pools.iter().enumerate() {
-            for (_, sets) in &pool.classes {
-                for set in sets {
-                    let running = set.running();
-                    for (k, &j) in set.jobs.iter().enumerate() {
-                        let alloc = (k < running).then_some((t as u16, ctx.w.jobs[j].req));
-                        next.push((j, alloc));
+            for set in pool.classes.iter().flat_map(|(_, sets)| sets) {
+                let running = set.running();
+                for (k, &j) in set.jobs.iter().enumerate() {
+                    let alloc = (k < running).then_some((t as u16, ctx.w.jobs[j].req));
+                    if st[j].alloc != alloc {
+                        changes.push((j, alloc));
                     }
                 }
-            }
-        }
-        // Stops before starts does not matter to the engine; a job changes once.
-        for (j, alloc) in next {
-            if st[j].alloc != alloc {
-                changes.push((j, alloc));
             }
         }
     }
