@@ -103,7 +103,7 @@ fn plan_on_fixtures_writes_a_verified_elastic_heterogeneous_schedule() {
     }
     let s = json(&out.join("schedule.json"));
     assert_eq!(s["format"], "tracecast.schedule");
-    assert_eq!(s["version"], 3);
+    assert_eq!(s["version"], 4);
     assert_eq!(s["rules"]["name"], "simple");
     let jobs = s["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), 120);

@@ -10,7 +10,9 @@ Prints one JSON object. Every figure comes from the per-job end times in the
 two systems' own logs, the way ElasticFlow's log defines them:
 - a job's end is ElasticFlow's logged `end_time` (job.csv, `log.py:361`), or
   tracecast's `release_s` (when the job handed its GPUs back, jobs.csv); both
-  include the slot rounding of decisions in rounds;
+  include the slot rounding of decisions in rounds, except for ElasticFlow's
+  Tiresias, which logs the computed end: there tracecast's `finish_s`
+  (`LOGS_FINISH`);
 - deadline met: end <= the trace's `deadline`; a job that never ran (rejected
   at admission, or not finished when a run was stopped) missed it;
 - avg JCT: mean of end - submission over the jobs that ran to completion
@@ -24,6 +26,14 @@ import csv
 import json
 import os
 import sys
+
+
+# Policies whose ElasticFlow counterpart logs a job's computed end, not the
+# round that frees its GPUs: its Tiresias (`dlas_sim_jobs` logs `end_time =
+# int(event_time + remaining_time)`, scheduler.py:2971, though the end event
+# comes at least one slot after the round). tracecast's are compared on
+# their `finish_s`.
+LOGS_FINISH = {"dlas-gpu"}
 
 
 def read_csv(path):
@@ -50,10 +60,11 @@ def outcome(system, run_dir):
         else:
             finished = False
     else:
+        m = json.load(open(os.path.join(run_dir, "metrics.json")))
+        end = "finish_s" if m.get("policy") in LOGS_FINISH else "release_s"
         for r in read_csv(os.path.join(run_dir, "jobs.csv")):
             if r["status"] == "done":
-                ends[r["job_id"]] = float(r["release_s"])
-        m = json.load(open(os.path.join(run_dir, "metrics.json")))
+                ends[r["job_id"]] = float(r[end])
         own = None if m.get("deadline_hit_rate") is None else 100.0 * m["deadline_hit_rate"]
         unmeasured = m.get("unmeasured_gpu_share")
         finished = True

@@ -3,7 +3,7 @@
 //! policies' GPU-type choice, so the policies cannot name the planner).
 
 use crate::planner::{Objective, Planner, PlannerConfig};
-use crate::policies::{Edf, EdfElastic, Fifo, Gandiva, Ordered, SjfOracle, Themis, Tiresias};
+use crate::policies::{DlasGpu, Edf, EdfElastic, Fifo, Gandiva, Ordered, SjfOracle, Themis, Tiresias};
 use crate::simulator::Policy;
 
 /// The baselines reported beside the planner (`plan --compare`).
@@ -78,7 +78,7 @@ pub fn by_name(name: &str, cfg: &PlannerConfig) -> Option<Box<dyn Policy>> {
         "tiresias" => Box::new(Ordered::new(Tiresias::default())),
         "edf" => Box::new(Ordered::new(Edf)),
         "edf-elastic" => Box::new(Ordered::new(EdfElastic)),
-        "dlas-gpu" => Box::new(Ordered::new(Tiresias::dlas_gpu())),
+        "dlas-gpu" => Box::new(DlasGpu::default()),
         "themis" => Box::new(Themis::default()),
         "gandiva" => Box::new(Gandiva::default()),
         _ => return None,

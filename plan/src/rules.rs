@@ -62,9 +62,11 @@ pub enum EfCharge {
     /// Its Gandiva (`gandiva_sim_jobs`): the whole formula every round while
     /// jobs are still to arrive, nothing after the last arrival.
     EveryRoundWhileArriving,
-    /// Its Tiresias (`dlas_sim_jobs`): the whole formula when a job starts,
-    /// and to every running job in every 60th round.
-    AtStartsAndFlushes,
+    /// Its Tiresias (`dlas_sim_jobs`): the whole formula for a start, paid
+    /// at the job's next round out of the time it ran since (nothing if it
+    /// finished first); and to every running job in every 60th round, where
+    /// a start pays it at once.
+    DeferredStarts,
     /// Its Themis (`themis_sim_jobs`, which re-plans every 60 s): the formula
     /// computed once per job and charged in rounds whose running set
     /// changed, until the job's first round whose running set did not;
@@ -234,6 +236,15 @@ pub struct SeenSets {
     /// `until_steady`: the charge fixed at the job's first charged round (0
     /// from its first round whose running set did not change).
     fixed: Option<f64>,
+    /// `deferred_starts`: a start's charge not yet paid.
+    owed: f64,
+}
+
+impl SeenSets {
+    /// The start's charge still owed (`deferred_starts`), now paid.
+    pub fn take_owed(&mut self) -> f64 {
+        std::mem::take(&mut self.owed)
+    }
 }
 
 /// Rounds between two flushes (ElasticFlow reuses `--scheduling_slot=60` as the count).
@@ -253,7 +264,11 @@ impl EfOverhead {
         match how {
             EfCharge::Remembered => self.remembered(at.round, gpus, p, mem),
             EfCharge::EveryRoundWhileArriving if at.arriving => self.cost(gpus, flush, false),
-            EfCharge::AtStartsAndFlushes if at.started || flush => self.cost(gpus, flush, false),
+            EfCharge::DeferredStarts if flush => self.cost(gpus, true, false),
+            EfCharge::DeferredStarts if at.started => {
+                mem.owed = self.cost(gpus, false, false);
+                0.0
+            }
             EfCharge::UntilSteady => {
                 if !at.set_changed {
                     mem.fixed = Some(0.0);
@@ -267,7 +282,7 @@ impl EfOverhead {
                     }
                 }
             }
-            EfCharge::EveryRoundWhileArriving | EfCharge::AtStartsAndFlushes | EfCharge::Never => 0.0,
+            EfCharge::EveryRoundWhileArriving | EfCharge::DeferredStarts | EfCharge::Never => 0.0,
         }
     }
 
@@ -406,11 +421,16 @@ mod tests {
         assert_eq!(charge(every, at(1, true, false)), 10.0);
         assert_eq!(charge(every, at(60, true, false)), 10.0 + 27.0);
         assert_eq!(charge(every, at(61, false, false)), 0.0);
-        // Tiresias's: at a start, and in flush rounds.
-        let starts = EfCharge::AtStartsAndFlushes;
-        assert_eq!(charge(starts, at(3, true, true)), 10.0);
+        // Tiresias's: a start owes its charge, flush rounds charge at once.
+        let starts = EfCharge::DeferredStarts;
+        let mut m = SeenSets::default();
+        assert_eq!(o.charge(starts, at(3, true, true), 8, &a, &mut m), 0.0);
+        assert_eq!(m.take_owed(), 10.0);
+        assert_eq!(m.take_owed(), 0.0);
         assert_eq!(charge(starts, at(4, true, false)), 0.0);
         assert_eq!(charge(starts, at(120, false, false)), 10.0 + 27.0);
+        assert_eq!(o.charge(starts, at(120, true, true), 8, &a, &mut m), 10.0 + 27.0);
+        assert_eq!(m.take_owed(), 0.0);
         // EDF's: nothing.
         assert_eq!(charge(EfCharge::Never, at(0, true, true)), 0.0);
         // Themis's: fixed at its first charge, paid while rounds change the

@@ -219,7 +219,9 @@ impl Schedule {
             return Err(bad(format!("format `{}` is not `{SCHEDULE_FORMAT}`", f.format)));
         }
         // Version 1 is version 2 without rules (tracecast's own), rounds or
-        // rejections; version 2 is version 3 without `ef_charge`.
+        // rejections; version 2 is version 3 without `ef_charge`; version 3
+        // charged `dlas-gpu` as `at_starts_and_flushes`, which version 4
+        // replaced with `deferred_starts` (such a file fails to parse).
         if !(1..=SCHEDULE_VERSION).contains(&f.version) {
             return Err(bad(format!(
                 "schedule version {}; this tracecast reads version {SCHEDULE_VERSION}",

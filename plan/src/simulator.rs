@@ -269,6 +269,9 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
         if !at_completions && arrived.is_empty() && !wake_due {
             continue;
         }
+        if ef.is_some() && ef_charge == EfCharge::DeferredStarts {
+            pay_deferred(now, running.as_slice(), &mut st, &mut seen, &mut segs, &mut heap);
+        }
         last_round = now;
         if keep_rounds {
             rounds.push(now);
@@ -423,9 +426,40 @@ fn charge_round(
         let started = segs[j].last().is_some_and(|g| g.start == now);
         let o = charge(gpus, &s.placement, &mut seen[j], started);
         s.pause(now, o);
-        s.version += 1;
-        heap.push(Reverse((At(s.finish_time()), j, s.version)));
+        requeue(heap, j, s);
         if let Some(seg) = segs[j].last_mut().filter(|g| g.start == now) {
+            seg.restart = o;
+        }
+    }
+}
+
+/// The job's finish moved: a new version of its completion event.
+fn requeue(heap: &mut BinaryHeap<Reverse<(At, usize, u32)>>, j: usize, s: &mut JobState) {
+    s.version += 1;
+    heap.push(Reverse((At(s.finish_time()), j, s.version)));
+}
+
+/// ElasticFlow's Tiresias pays a start's overhead at the job's next round,
+/// out of the time run since the start (at most all of it): the job's
+/// progress is pushed back, as if paused when it started.
+fn pay_deferred(
+    now: f64,
+    running: &[usize],
+    st: &mut [JobState],
+    seen: &mut [SeenSets],
+    segs: &mut [Vec<Segment>],
+    heap: &mut BinaryHeap<Reverse<(At, usize, u32)>>,
+) {
+    for &j in running {
+        let owed = seen[j].take_owed();
+        if owed <= 0.0 {
+            continue;
+        }
+        let s = &mut st[j];
+        let o = owed.min(now - s.mark);
+        s.progress_from += o;
+        requeue(heap, j, s);
+        if let Some(seg) = segs[j].last_mut() {
             seg.restart = o;
         }
     }

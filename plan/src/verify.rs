@@ -232,7 +232,7 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
                 Some(ef) => {
                     let lo = rounds.partition_point(|&r| r < seg.start - 1e-6);
                     let hi = rounds.partition_point(|&r| r < seg.end - 1e-6);
-                    (lo..hi)
+                    let mut pauses: Vec<(f64, f64)> = (lo..hi)
                         .map(|r| {
                             let at = ChargeAt {
                                 round: r as u64,
@@ -242,7 +242,20 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
                             };
                             (rounds[r], ef.charge(s.ef_charge, at, seg.gpus, &seg.nodes, &mut seen))
                         })
-                        .collect()
+                        .collect();
+                    // A start's deferred charge is paid at the job's next round while it
+                    // holds the GPUs: one inside the segment, or the one that stops it.
+                    let owed = seen.take_owed();
+                    let stopped_there = k + 1 < segs.len();
+                    let next = rounds
+                        .get(lo + 1)
+                        .filter(|&&r| r < seg.end - 1e-6 || (stopped_there && r <= seg.end + 1e-6));
+                    if let Some(&next) = next
+                        && owed > 0.0
+                    {
+                        pauses.insert(0, (seg.start, owed.min(next - seg.start)));
+                    }
+                    pauses
                 }
                 None if restart > 0.0 => vec![(seg.start, restart)],
                 None => Vec::new(),

@@ -661,28 +661,75 @@ fn gandiva_slices_time_in_node_sets_and_decides_only_at_arrivals() {
 }
 
 #[test]
-fn dlas_gpu_keeps_a_running_job_ahead_of_its_queues_waiting_ones() {
-    // One GPU; a at 0 and b at 1 s, both long. a crosses 3,250 GPU-s at
-    // 3,250 s and drops to queue 1; b (queue 0) takes the GPU until it crosses
-    // too, at 6,500 s. In ElasticFlow's queues b, running, stays ahead of a,
-    // waiting in the same queue, until b crosses 7,200 GPU-s at 10,450 s.
+fn dlas_gpu_queues_jobs_in_lists_and_jumps_when_elasticflow_computes_it() {
+    // Two 2-GPU jobs on one 2-GPU node, a at 0 and b at 1 s. ElasticFlow
+    // computes the next threshold jump at every event as ceil((limit -
+    // seconds run) / GPUs), seconds where GPU-seconds are meant: at b's
+    // arrival, 1 + ceil(3,249 / 2) = 1,626 s, where a drops to queue 1; b runs
+    // until its jump, 1,626 + 1,625 = 3,251 s, and joins queue 1 behind a,
+    // which waited there: a runs again. a has run 1,626 s, so its next jump
+    // is ceil((7,200 - 1,626) / 2) = 2,787 s later, at 6,038 s, though it
+    // crosses 7,200 GPU-s well before. Then b, alone in queue 1, runs.
+    // (Default rules: each restart costs 30 s, which the jumps do not see.)
     let w = price(
         &[
-            job("a", 0.0, "m", 200_000.0, 1, false),
-            job("b", 1.0, "m", 200_000.0, 1, false),
+            job("a", 0.0, "m", 1_000_000.0, 2, false),
+            job("b", 1.0, "m", 1_000_000.0, 2, false),
         ],
-        &cluster(&[("A100", 1, 1)]),
+        &cluster(&[("A100", 1, 2)]),
         &table(&[("m", "A100", CURVE)]),
         Penalty::default(),
         &Rules::default(),
     )
     .unwrap();
     let segs = &run(&w, "dlas-gpu", &PlannerConfig::default()).schedule.segments;
-    assert!((segs[0][0].end - 3_250.0).abs() < 1e-6, "{segs:?}");
-    assert!((segs[1][0].start - 3_250.0).abs() < 1e-6);
-    assert!((segs[1][0].end - 10_450.0).abs() < 1e-6, "{segs:?}");
-    assert!((segs[0][1].start - 10_450.0).abs() < 1e-6);
-    // tracecast's own Tiresias orders a queue by submission: a takes it back at 6,500 s.
+    let near = |a: f64, b: f64| (a - b).abs() < 1e-6;
+    assert!(near(segs[0][0].end, 1_626.0), "{segs:?}");
+    assert!(
+        near(segs[1][0].start, 1_626.0) && near(segs[1][0].end, 3_251.0),
+        "{segs:?}"
+    );
+    assert!(
+        near(segs[0][1].start, 3_251.0) && near(segs[0][1].end, 6_038.0),
+        "{segs:?}"
+    );
+    assert!(near(segs[1][1].start, 6_038.0), "{segs:?}");
+    // tracecast's own Tiresias moves a on when it crosses (thresholds of 1 and 10 GPU-hours).
     let segs = &run(&w, "tiresias", &PlannerConfig::default()).schedule.segments;
-    assert!(segs[1][0].end < 10_000.0, "{segs:?}");
+    assert!(near(segs[0][0].end, 1_800.0), "{segs:?}");
+}
+
+#[test]
+fn dlas_gpu_pays_a_starts_overhead_at_the_jobs_next_round() {
+    // ElasticFlow's Tiresias charges a start's overhead (4 s for one GPU)
+    // when the next round updates the job: a job that finishes first pays
+    // nothing.
+    let alone = [job("a", 0.0, "m", 1_000.0, 1, false)];
+    let with_arrival = [alone[0].clone(), job("z", 30.0, "m", 1_000.0, 1, false)];
+    let run_on = |jobs: &[Job]| {
+        let w = price(
+            jobs,
+            &cluster(&[("A100", 1, 8)]),
+            &table(&[("m", "A100", CURVE)]),
+            Penalty::default(),
+            &Rules::elasticflow(),
+        )
+        .unwrap();
+        let r = run(&w, "dlas-gpu", &PlannerConfig::default());
+        assert_eq!(r.schedule.ef_charge, EfCharge::DeferredStarts);
+        verify(&r.schedule, &w, 0.0).unwrap();
+        r
+    };
+    let r = run_on(&alone);
+    assert!((r.replay.finish[0] - 100.0).abs() < 1e-6, "{:?}", r.replay.finish);
+    // z's arrival waits for the round at 60 s, where a pays its 4 s; its GPU
+    // goes back at the first round after it finishes (104 s), 60 s on.
+    let r = run_on(&with_arrival);
+    assert!((r.replay.finish[0] - 104.0).abs() < 1e-6, "{:?}", r.replay.finish);
+    assert_eq!(r.schedule.segments[1][0].start, 60.0);
+    assert!(
+        (r.schedule.segments[0][0].end - 120.0).abs() < 1e-6,
+        "{:?}",
+        r.schedule.segments[0]
+    );
 }

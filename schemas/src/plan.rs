@@ -8,7 +8,7 @@ use crate::column::{ColType::*, TableDef, opt, req};
 /// `format` field of `schedule.json`.
 pub const SCHEDULE_FORMAT: &str = "tracecast.schedule";
 /// Version of `schedule.json`: bump when a field is added, removed or changes meaning.
-pub const SCHEDULE_VERSION: u32 = 3;
+pub const SCHEDULE_VERSION: u32 = 4;
 /// `format` field of `metrics.json`.
 pub const METRICS_FORMAT: &str = "tracecast.metrics";
 /// Version of `metrics.json`.

@@ -1,12 +1,13 @@
 //! Baseline policies the planner is compared with, all with the GPU counts
 //! the jobs requested: FIFO, SJF with true durations (the oracle),
 //! Tiresias-style two-dimensional least-attained-service, EDF; and
-//! ElasticFlow's elastic EDF (`edf-elastic`), its Gandiva (`gandiva`) and its
-//! Themis (`themis`). The planner
+//! ElasticFlow's elastic EDF (`edf-elastic`), its Tiresias (`dlas-gpu`), its
+//! Gandiva (`gandiva`) and its Themis (`themis`). The planner
 //! itself (and its fixed-count ablation, `fixed`) lives in `crate::planner`,
 //! which uses the GPU-type choice below; every policy by name is in
 //! `crate::registry`.
 
+mod dlas;
 mod edf;
 mod fifo;
 mod gandiva;
@@ -15,6 +16,7 @@ mod sjf;
 mod themis;
 mod tiresias;
 
+pub use dlas::DlasGpu;
 pub use edf::{Edf, EdfElastic};
 pub use fifo::Fifo;
 pub use gandiva::Gandiva;
