@@ -102,6 +102,13 @@ pub trait Policy: Send {
     fn decides_at_completions(&self) -> bool {
         true
     }
+    /// Whether rounds keep to a grid of the rules' gap from the first one
+    /// (ElasticFlow's Themis ticks every slot, idle or not): what comes
+    /// between two ticks waits for the next. Otherwise a round after a
+    /// quiet spell comes at its event.
+    fn rounds_on_grid(&self) -> bool {
+        false
+    }
     /// How ElasticFlow's overhead is charged to this policy under its rules
     /// (ElasticFlow's simulator charges some of its baselines apart).
     fn ef_charge(&self) -> EfCharge {
@@ -172,6 +179,7 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
     let (mut now, mut ai, mut wake) = (f64::NEG_INFINITY, 0usize, None::<f64>);
     let mut last_round = f64::NEG_INFINITY;
     let at_completions = policy.decides_at_completions();
+    let on_grid = policy.rounds_on_grid();
     let ef_charge = policy.ef_charge();
     let mut events = 0u64;
     let gap = w.rules.round_gap_s;
@@ -198,10 +206,12 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
         // Rounds at least `round_gap_s` apart: what falls inside waits for the
         // next round. A completion that is no round is handled when it happens.
         let spaced = |t: f64| {
-            if last_round.is_finite() {
-                t.max(last_round + gap)
-            } else {
+            if !last_round.is_finite() {
                 t
+            } else if on_grid && gap > 0.0 {
+                last_round + gap * ((t - last_round) / gap).ceil().max(1.0)
+            } else {
+                t.max(last_round + gap)
             }
         };
         let next = [

@@ -733,3 +733,29 @@ fn dlas_gpu_pays_a_starts_overhead_at_the_jobs_next_round() {
         r.schedule.segments[0]
     );
 }
+
+#[test]
+fn themis_under_elasticflows_rules_keeps_its_rounds_on_a_60_s_grid() {
+    // ElasticFlow's Themis ticks every 60 s from its first event, idle or
+    // not: b, submitted at 1,000 s to an idle cluster, starts at the tick
+    // of 1,020 s.
+    let w = price(
+        &[
+            job("a", 0.0, "m", 1_000.0, 1, false),
+            job("b", 1_000.0, "m", 1_000.0, 1, false),
+        ],
+        &cluster(&[("A100", 1, 8)]),
+        &table(&[("m", "A100", CURVE)]),
+        Penalty::default(),
+        &Rules::elasticflow(),
+    )
+    .unwrap();
+    let r = run(&w, "themis", &PlannerConfig::default());
+    assert_eq!(r.schedule.segments[1][0].start, 1_020.0, "{:?}", r.schedule.segments);
+    assert!(
+        r.schedule.rounds.iter().all(|t| t % 60.0 == 0.0),
+        "{:?}",
+        r.schedule.rounds
+    );
+    verify(&r.schedule, &w, 0.0).unwrap();
+}

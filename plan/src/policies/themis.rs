@@ -31,7 +31,9 @@
 //!
 //! Rounds: at every arrival and completion, and every `lease_s` (60 s,
 //! ElasticFlow's `--scheduling_slot`) while a job waits, or under
-//! ElasticFlow's rules while any job is active.
+//! ElasticFlow's rules while any job is active; under those rules on a grid
+//! of 60 s from the first round, as ElasticFlow's loop advances its clock
+//! one slot at a time even while the cluster is idle.
 
 use crate::rules::{EfCharge, Overhead};
 use crate::simulator::{Alloc, Changes, Ctx, Policy};
@@ -224,6 +226,10 @@ impl Policy for Themis {
     fn wakeup(&self, ctx: &Ctx<'_>) -> Option<f64> {
         let every_lease = ctx.w.rules.overhead == Overhead::ElasticFlow && !ctx.active.is_empty();
         (every_lease || ctx.active.len() > ctx.running.len()).then_some(ctx.now + self.lease_s)
+    }
+
+    fn rounds_on_grid(&self) -> bool {
+        true
     }
 
     fn ef_charge(&self) -> EfCharge {
