@@ -34,7 +34,9 @@ pub struct DlasGpu {
 }
 
 impl DlasGpu {
-    /// Seconds the job has run, its pauses left out (ElasticFlow's `executed_time`).
+    /// Seconds the job has run, its pauses left out (ElasticFlow's
+    /// `executed_time`): its work done at its current rate, exact on one GPU
+    /// type, as ElasticFlow's clusters are.
     fn executed_s(ctx: &Ctx<'_>, j: usize) -> f64 {
         let s = &ctx.st[j];
         if s.rate > 0.0 {
