@@ -28,6 +28,8 @@ pub struct PJob {
     pub unit: WorkUnit,
     /// GPUs requested (capped at what the cluster can give the job).
     pub req: u32,
+    /// GPUs the job file asks for, before any cap.
+    pub asked: u32,
     pub elastic: bool,
     pub job_type: Option<String>,
     pub batch_size: Option<u32>,
@@ -228,6 +230,7 @@ pub fn price(
             total,
             unit,
             req,
+            asked: job.gpus,
             elastic,
             job_type: job.job_type.clone(),
             batch_size: job.batch_size,

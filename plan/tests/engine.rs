@@ -759,3 +759,26 @@ fn themis_under_elasticflows_rules_keeps_its_rounds_on_a_60_s_grid() {
     );
     verify(&r.schedule, &w, 0.0).unwrap();
 }
+
+#[test]
+fn dlas_gpu_rejects_a_job_asking_for_more_gpus_than_the_cluster_has() {
+    // ElasticFlow's Tiresias runs jobs at their requested counts: one asking
+    // for 16 GPUs of an 8-GPU cluster waits forever there. Under its rules
+    // tracecast rejects it on arrival (a missed deadline, no JCT), and the
+    // other job runs as if it were not there.
+    let mut big = job("big", 0.0, "m", 1_000.0, 16, true);
+    big.deadline = Some(10_000.0);
+    let w = price(
+        &[big, job("a", 10.0, "m", 1_000.0, 1, false)],
+        &cluster(&[("A100", 1, 8)]),
+        &table(&[("m", "A100", CURVE)]),
+        Penalty::default(),
+        &Rules::elasticflow(),
+    )
+    .unwrap();
+    let r = run(&w, "dlas-gpu", &PlannerConfig::default());
+    assert_eq!(r.schedule.rejected, vec![true, false]);
+    assert!(r.schedule.segments[0].is_empty());
+    assert_eq!(r.schedule.segments[1][0].start, 60.0, "{:?}", r.schedule.segments);
+    verify(&r.schedule, &w, 0.0).unwrap();
+}

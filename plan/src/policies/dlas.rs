@@ -13,10 +13,14 @@
 //!   threshold jump, each no sooner than one slot after the last decision;
 //!   it computes the jump as `ceil((limit - executed seconds) / GPUs)` from
 //!   the round: seconds where GPU-seconds are meant, so a jump falls late
-//!   unless another event comes first.
+//!   unless another event comes first;
+//! - a job asking for more GPUs than the cluster has waits forever (the
+//!   run ends with it pending): under rules that allow rejection such a job
+//!   with a deadline is rejected on arrival, which counts the same (a missed
+//!   deadline, no JCT); otherwise it runs at the cluster's size.
 
 use super::pick_type;
-use crate::rules::EfCharge;
+use crate::rules::{Admission, EfCharge};
 use crate::simulator::{Changes, Ctx, Policy};
 
 /// Attained GPU-seconds at which a job leaves queue 0 and queue 1.
@@ -31,6 +35,8 @@ pub struct DlasGpu {
     /// Per job: its place in arrival order.
     arrival: Vec<usize>,
     arrived: usize,
+    /// Jobs rejected in the last round (asking for more GPUs than there are).
+    rejected: Vec<usize>,
 }
 
 impl DlasGpu {
@@ -70,6 +76,13 @@ impl Policy for DlasGpu {
             q.retain(|&j| ctx.st[j].done.is_none());
         }
         for &j in ctx.arrived {
+            let job = &ctx.w.jobs[j];
+            // A job runs on one GPU type: the most it can get is the largest type's count.
+            let most = ctx.w.cluster.capacity.iter().copied().max().unwrap_or(0);
+            if ctx.w.rules.admission == Admission::Reject && job.deadline.is_some() && job.asked > most {
+                self.rejected.push(j);
+                continue;
+            }
             self.queue_of[j] = 0;
             self.arrival[j] = self.arrived;
             self.arrived += 1;
@@ -127,6 +140,10 @@ impl Policy for DlasGpu {
                 Some(ctx.now + ((limit - Self::executed_s(ctx, j)) / gpus).ceil())
             })
             .min_by(f64::total_cmp)
+    }
+
+    fn take_rejected(&mut self) -> Vec<usize> {
+        std::mem::take(&mut self.rejected)
     }
 
     fn ef_charge(&self) -> EfCharge {
