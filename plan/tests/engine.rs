@@ -68,6 +68,18 @@ fn run(w: &Workload, policy: &str, cfg: &PlannerConfig) -> RunResult {
     run_policy(w, policy, cfg).unwrap_or_else(|e| panic!("{policy}: {e}"))
 }
 
+/// `jobs` of model `m` (`CURVE`) on one node of `gpus` A100s.
+fn on_one_node(jobs: &[Job], gpus: u32, rules: &Rules) -> Workload {
+    price(
+        jobs,
+        &cluster(&[("A100", 1, gpus)]),
+        &table(&[("m", "A100", CURVE)]),
+        Penalty::default(),
+        rules,
+    )
+    .unwrap()
+}
+
 #[test]
 fn a_lone_elastic_job_grows_to_its_fastest_count() {
     let w = price(
@@ -671,17 +683,14 @@ fn dlas_gpu_queues_jobs_in_lists_and_jumps_when_elasticflow_computes_it() {
     // is ceil((7,200 - 1,626) / 2) = 2,787 s later, at 6,038 s, though it
     // crosses 7,200 GPU-s well before. Then b, alone in queue 1, runs.
     // (Default rules: each restart costs 30 s, which the jumps do not see.)
-    let w = price(
+    let w = on_one_node(
         &[
             job("a", 0.0, "m", 1_000_000.0, 2, false),
             job("b", 1.0, "m", 1_000_000.0, 2, false),
         ],
-        &cluster(&[("A100", 1, 2)]),
-        &table(&[("m", "A100", CURVE)]),
-        Penalty::default(),
+        2,
         &Rules::default(),
-    )
-    .unwrap();
+    );
     let segs = &run(&w, "dlas-gpu", &PlannerConfig::default()).schedule.segments;
     let near = |a: f64, b: f64| (a - b).abs() < 1e-6;
     assert!(near(segs[0][0].end, 1_626.0), "{segs:?}");
@@ -707,14 +716,7 @@ fn dlas_gpu_pays_a_starts_overhead_at_the_jobs_next_round() {
     let alone = [job("a", 0.0, "m", 1_000.0, 1, false)];
     let with_arrival = [alone[0].clone(), job("z", 30.0, "m", 1_000.0, 1, false)];
     let run_on = |jobs: &[Job]| {
-        let w = price(
-            jobs,
-            &cluster(&[("A100", 1, 8)]),
-            &table(&[("m", "A100", CURVE)]),
-            Penalty::default(),
-            &Rules::elasticflow(),
-        )
-        .unwrap();
+        let w = on_one_node(jobs, 8, &Rules::elasticflow());
         let r = run(&w, "dlas-gpu", &PlannerConfig::default());
         assert_eq!(r.schedule.ef_charge, EfCharge::DeferredStarts);
         verify(&r.schedule, &w, 0.0).unwrap();
@@ -739,17 +741,14 @@ fn themis_under_elasticflows_rules_keeps_its_rounds_on_a_60_s_grid() {
     // ElasticFlow's Themis ticks every 60 s from its first event, idle or
     // not: b, submitted at 1,000 s to an idle cluster, starts at the tick
     // of 1,020 s.
-    let w = price(
+    let w = on_one_node(
         &[
             job("a", 0.0, "m", 1_000.0, 1, false),
             job("b", 1_000.0, "m", 1_000.0, 1, false),
         ],
-        &cluster(&[("A100", 1, 8)]),
-        &table(&[("m", "A100", CURVE)]),
-        Penalty::default(),
+        8,
         &Rules::elasticflow(),
-    )
-    .unwrap();
+    );
     let r = run(&w, "themis", &PlannerConfig::default());
     assert_eq!(r.schedule.segments[1][0].start, 1_020.0, "{:?}", r.schedule.segments);
     assert!(
@@ -768,14 +767,7 @@ fn dlas_gpu_rejects_a_job_asking_for_more_gpus_than_the_cluster_has() {
     // other job runs as if it were not there.
     let mut big = job("big", 0.0, "m", 1_000.0, 16, true);
     big.deadline = Some(10_000.0);
-    let w = price(
-        &[big, job("a", 10.0, "m", 1_000.0, 1, false)],
-        &cluster(&[("A100", 1, 8)]),
-        &table(&[("m", "A100", CURVE)]),
-        Penalty::default(),
-        &Rules::elasticflow(),
-    )
-    .unwrap();
+    let w = on_one_node(&[big, job("a", 10.0, "m", 1_000.0, 1, false)], 8, &Rules::elasticflow());
     let r = run(&w, "dlas-gpu", &PlannerConfig::default());
     assert_eq!(r.schedule.rejected, vec![true, false]);
     assert!(r.schedule.segments[0].is_empty());
