@@ -293,14 +293,7 @@ fn verify_replays_with_the_workloads_restart_cost_not_the_schedules() {
 
 #[test]
 fn policy_names_stay_unique_without_elastic_scaling() {
-    let w = price(
-        &[job("a", 0.0, "m", 8_000.0, 1, true)],
-        &cluster(&[("A100", 1, 8)]),
-        &table(&[("m", "A100", CURVE)]),
-        Penalty::default(),
-        &Rules::default(),
-    )
-    .unwrap();
+    let w = on_one_node(&[job("a", 0.0, "m", 8_000.0, 1, true)], 8, &Rules::default());
     let cfg = PlannerConfig {
         elastic: false,
         ..Default::default()
@@ -607,17 +600,14 @@ fn the_engine_refuses_changes_that_break_the_cluster_or_repeat() {
 fn themis_shares_the_cluster_at_requested_counts() {
     // Two 4-GPU jobs on 4 GPUs: Themis time-shares them (each runs, stops
     // and runs again), always at the requested count, and both finish.
-    let w = price(
+    let w = on_one_node(
         &[
             job("a", 0.0, "m", 40_000.0, 4, true),
             job("b", 0.0, "m", 40_000.0, 4, true),
         ],
-        &cluster(&[("A100", 1, 4)]),
-        &table(&[("m", "A100", CURVE)]),
-        Penalty::default(),
+        4,
         &Rules::default(),
-    )
-    .unwrap();
+    );
     let r = run(&w, "themis", &PlannerConfig::default());
     for segs in &r.schedule.segments {
         assert!(segs.iter().all(|s| s.gpus == 4), "{segs:?}");
@@ -641,14 +631,7 @@ fn gandiva_slices_time_in_node_sets_and_decides_only_at_arrivals() {
     jobs.extend((1..8).map(|k| job(&format!("j{k}"), 0.0, "m", 150_000.0, 1, false)));
     jobs.push(job("j8", 0.0, "m", 1_000.0, 1, false));
     jobs.push(job("z", 10_000.0, "m", 1_000.0, 1, false));
-    let w = price(
-        &jobs,
-        &cluster(&[("A100", 1, 8)]),
-        &table(&[("m", "A100", CURVE)]),
-        Penalty::default(),
-        &Rules::elasticflow(),
-    )
-    .unwrap();
+    let w = on_one_node(&jobs, 8, &Rules::elasticflow());
     let r = run(&w, "gandiva", &PlannerConfig::default());
     let s = &r.schedule;
     assert_eq!(s.ef_charge, EfCharge::EveryRoundWhileArriving);

@@ -75,11 +75,12 @@ impl Policy for DlasGpu {
         for q in &mut self.queues {
             q.retain(|&j| ctx.st[j].done.is_none());
         }
+        // A job runs on one GPU type: the most it can get is the largest type's count.
+        let most = ctx.w.cluster.capacity.iter().copied().max().unwrap_or(0);
+        let may_reject = ctx.w.rules.admission == Admission::Reject;
         for &j in ctx.arrived {
             let job = &ctx.w.jobs[j];
-            // A job runs on one GPU type: the most it can get is the largest type's count.
-            let most = ctx.w.cluster.capacity.iter().copied().max().unwrap_or(0);
-            if ctx.w.rules.admission == Admission::Reject && job.deadline.is_some() && job.asked > most {
+            if may_reject && job.deadline.is_some() && job.asked > most {
                 self.rejected.push(j);
                 continue;
             }
