@@ -20,8 +20,11 @@ def main():
     if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
     tol = float(sys.argv[3]) if len(sys.argv) == 4 else 1.0
-    ef = outcome("elasticflow", sys.argv[1])[0]
-    tc = outcome("tracecast", sys.argv[2])[0]
+    try:
+        ef = outcome("elasticflow", sys.argv[1])[0]
+        tc = outcome("tracecast", sys.argv[2])[0]
+    except (OSError, KeyError, ValueError) as e:
+        sys.exit(f"ef_jobs.py: cannot read the runs: {e}")
     both = set(ef) & set(tc)
     same = sum(1 for j in both if abs(ef[j] - tc[j]) <= tol)
     print(json.dumps({"completed_in_both": len(both), "same_end": same, "tolerance_s": tol}))
