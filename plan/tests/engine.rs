@@ -757,3 +757,53 @@ fn dlas_gpu_rejects_a_job_asking_for_more_gpus_than_the_cluster_has() {
     assert_eq!(r.schedule.segments[1][0].start, 60.0, "{:?}", r.schedule.segments);
     verify(&r.schedule, &w, 0.0).unwrap();
 }
+
+/// An admitted job that can no longer make its deadline is due again later
+/// and keeps its place by that: a stream of later admissions does not starve
+/// it. Job `late` is planned on a belief twice its true speed, so it misses
+/// its deadline; a newcomer every 250 s needs 4 of the 8 GPUs for 500 s.
+#[test]
+fn a_late_admitted_job_is_not_starved_by_later_admissions() {
+    let with_deadline = |id: &str, submit: f64, model: &str, iters: f64, deadline: f64| Job {
+        deadline: Some(deadline),
+        ..job(id, submit, model, iters, 1, true)
+    };
+    let mut jobs = vec![with_deadline("late", 0.0, "m", 100_000.0, 2_000.0)];
+    for k in 0..40 {
+        let at = 60.0 + 250.0 * f64::from(k);
+        jobs.push(with_deadline(&format!("n{k}"), at, "n", 18_000.0, at + 700.0));
+    }
+    let points = &[(1, 10.0), (2, 19.0), (4, 36.0), (8, 60.0)];
+    let w = price(
+        &jobs,
+        &cluster(&[("A100", 1, 8)]),
+        &table(&[("m", "A100", points), ("n", "A100", points)]),
+        Penalty::default(),
+        &Rules::elasticflow(),
+    )
+    .unwrap();
+    let optimistic = w.with_belief(|i, j| {
+        if i == 0 {
+            j.truth
+                .iter()
+                .map(|c| c.as_ref().map(|c| std::sync::Arc::new(c.scaled(|_| 2.0))))
+                .collect()
+        } else {
+            j.truth.clone()
+        }
+    });
+    let cfg = PlannerConfig {
+        objective: Objective::Deadline,
+        ..Default::default()
+    };
+    let r = run(&optimistic, "plan-deadline", &cfg);
+    assert!(!r.replay.rejected[0]);
+    let finish = r.replay.finish[0];
+    assert!(
+        finish > 2_000.0,
+        "it cannot make its deadline at its true speed: {finish}"
+    );
+    // 1,667 s of work at 8 GPUs: done long before the newcomers stop (10,060 s),
+    // where it ran best effort behind them before.
+    assert!(finish < 6_000.0, "starved until {finish}");
+}

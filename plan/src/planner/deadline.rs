@@ -4,8 +4,10 @@
 //! admitted jobs still active, earliest deadline first, each at the fewest
 //! GPUs that meet its deadline on what the earlier ones leave free over time,
 //! meets every deadline. Jobs not admitted run best effort, or, under rules
-//! that allow it, are rejected; admitted jobs that can no longer make it run
-//! best effort.
+//! that allow it, are rejected. An admitted job that can no longer make its
+//! deadline is given a new due time ([`late_due`]) and keeps its place by
+//! it: run best effort, it starved behind every later admission (on
+//! ElasticFlow's cluster04 on 32 GPUs, 1,801 such jobs averaged 206 h).
 
 use crate::simulator::Ctx;
 use crate::throughput::Curve;
@@ -66,6 +68,23 @@ pub fn fewest_gpus(
         }
     }
     best
+}
+
+/// How many times its shortest remaining run a late job is given from now.
+const LATE_STRETCH: f64 = 4.0;
+
+/// The new due time of an admitted job that can no longer make its
+/// deadline: [`LATE_STRETCH`] times its shortest remaining run (at its best
+/// count on its fastest type, after a `restart`) from `now`.
+pub fn late_due(job: &PJob, rem: f64, now: f64, restart: f64, capacity: &[u32]) -> f64 {
+    let fastest = job
+        .belief
+        .iter()
+        .zip(capacity)
+        .filter_map(|(c, &cap)| c.as_deref().map(|c| c.r(c.best_count().min(cap.max(1)))))
+        .fold(0.0, f64::max);
+    let run = if fastest > 0.0 { rem / fastest } else { 0.0 };
+    now + LATE_STRETCH * (run + restart)
 }
 
 pub fn still_possible(job: &PJob, rem: f64, slack: f64) -> bool {
@@ -212,63 +231,81 @@ fn plan_edf(ctx: &Ctx<'_>, jobs: &mut [Demand], costs: &Costs) -> Vec<usize> {
 /// Decide admission for jobs seen for the first time: a job is admitted when
 /// every admitted job that could still make its deadline still can with it
 /// (planned earliest deadline first on the free GPUs over time, at counts the
-/// rules allow). Newcomers are tried smallest first. Returns the newcomers
-/// with a deadline that were not admitted.
-pub fn admit_new(ctx: &Ctx<'_>, admitted: &mut [Option<bool>], costs: &Costs) -> Vec<usize> {
+/// rules allow). Newcomers are tried smallest first. `due` holds each
+/// admitted job's due time (its deadline, or a [`late_due`]); admitted jobs
+/// that cannot make theirs get a new one. Returns the newcomers with a
+/// deadline that were not admitted, and the admitted jobs whose due time moved.
+pub fn admit_new(
+    ctx: &Ctx<'_>,
+    admitted: &mut [Option<bool>],
+    due: &mut [f64],
+    costs: &Costs,
+) -> (Vec<usize>, Vec<usize>) {
     let now = ctx.now;
-    let demand = |j: usize| -> Option<Demand> {
-        let job = &ctx.w.jobs[j];
-        let s = &ctx.st[j];
-        let delay = match s.alloc {
-            Some(_) => 0.0,
-            None => costs.change_cost(job.req),
-        };
-        Some(Demand {
-            j,
-            deadline: job.deadline?,
-            rem: s.remaining(now),
-            delay,
-        })
+    let delay = |j: usize| match ctx.st[j].alloc {
+        Some(_) => 0.0,
+        None => costs.change_cost(ctx.w.jobs[j].req),
+    };
+    let demand = |j: usize, deadline: f64| Demand {
+        j,
+        deadline,
+        rem: ctx.st[j].remaining(now),
+        delay: delay(j),
     };
     let mut newcomers: Vec<(f64, usize)> = Vec::new();
     for &j in ctx.active {
         if admitted[j].is_some() {
             continue;
         }
-        if ctx.w.jobs[j].deadline.is_none() {
+        let Some(deadline) = ctx.w.jobs[j].deadline else {
             admitted[j] = Some(false);
             continue;
-        }
+        };
+        due[j] = deadline;
         // Smallest first: GPU-seconds at the request on its best type.
         let job = &ctx.w.jobs[j];
         let r = job.belief_rate(job.best_type(job.req), job.req).max(1e-12);
         newcomers.push((ctx.st[j].remaining(now) / r * job.req as f64, j));
     }
     if newcomers.is_empty() {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     }
     newcomers.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     let mut kept: Vec<Demand> = ctx
         .active
         .iter()
         .filter(|&&i| admitted[i] == Some(true))
-        .filter_map(|&i| demand(i))
+        .map(|&i| demand(i, due[i]))
         .collect();
-    // Admitted jobs that cannot make it any more do not block newcomers.
-    let doomed = plan_edf(ctx, &mut kept, costs);
-    kept.retain(|d| !doomed.contains(&d.j));
+    // Admitted jobs that cannot make it any more are due again later, and
+    // stay in the plan: they run by that due time, so newcomers must leave
+    // them their GPUs. Those that cannot make even that fail again in every
+    // plan; only a newcomer that makes another job fail is refused.
+    let moved = plan_edf(ctx, &mut kept, costs);
+    for &late in &moved {
+        due[late] = late_due(
+            &ctx.w.jobs[late],
+            ctx.st[late].remaining(now),
+            now,
+            delay(late),
+            &ctx.w.cluster.capacity,
+        );
+        if let Some(d) = kept.iter_mut().find(|d| d.j == late) {
+            d.deadline = due[late];
+        }
+    }
+    let hopeless = plan_edf(ctx, &mut kept, costs);
     let mut refused = Vec::new();
     for (_, j) in newcomers {
-        let Some(mine) = demand(j) else { continue };
-        kept.push(mine);
-        let ok = plan_edf(ctx, &mut kept, costs).is_empty();
+        kept.push(demand(j, due[j]));
+        let ok = plan_edf(ctx, &mut kept, costs).iter().all(|f| hopeless.contains(f));
         admitted[j] = Some(ok);
         if !ok {
             kept.retain(|d| d.j != j);
             refused.push(j);
         }
     }
-    refused
+    (refused, moved)
 }
 
 #[cfg(test)]

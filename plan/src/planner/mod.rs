@@ -133,6 +133,9 @@ pub struct Planner {
     promoted: Vec<bool>,
     /// Deadline admission decisions (`None`: not decided yet).
     admitted: Vec<Option<bool>>,
+    /// Per admitted job: when it is due (its deadline, or later once it can
+    /// no longer make that: `deadline::late_due`).
+    due: Vec<f64>,
     /// Jobs rejected in the last round (rules that allow rejection only).
     rejected: Vec<usize>,
     /// What changes and rounds cost under the workload's rules.
@@ -180,6 +183,7 @@ impl Planner {
         self.promoted = vec![false; n];
         self.starve_at = vec![f64::NAN; n];
         self.admitted = vec![None; n];
+        self.due = vec![f64::INFINITY; n];
         self.running = JobSet::new(n);
         self.req_rate = w
             .jobs
@@ -226,6 +230,7 @@ impl Planner {
             req_rate: Vec::new(),
             promoted: Vec::new(),
             admitted: Vec::new(),
+            due: Vec::new(),
             rejected: Vec::new(),
             costs: None,
             round_base: 0.0,
@@ -325,7 +330,13 @@ impl Policy for Planner {
         self.promote(ctx);
         self.rejected.clear();
         if obj == Objective::Deadline {
-            let refused = deadline::admit_new(ctx, &mut self.admitted, &costs);
+            let (refused, moved) = deadline::admit_new(ctx, &mut self.admitted, &mut self.due, &costs);
+            // Waiting jobs whose due time moved wait at their new place.
+            for j in moved {
+                if self.queue.place_of(j).is_some() {
+                    self.wait(ctx, j, ctx.st[j].waiting_since);
+                }
+            }
             if w.rules.admission == Admission::Reject {
                 self.rejected = refused;
             }
@@ -392,7 +403,7 @@ impl Policy for Planner {
         // Jobs in planning order as far as it went, and what each gets.
         let mut order: Vec<usize> = Vec::new();
         let mut out: Vec<Option<Alloc>> = Vec::new();
-        // Admitted jobs found unable to make their deadline (their class changes).
+        // Admitted jobs found unable to make their due time (it moves, and their place with it).
         let mut doomed: Vec<usize> = Vec::new();
         let mut budget: u64 = free.iter().map(|&f| f as u64).sum();
         let mut chosen: Vec<(bool, f64, usize)> = Vec::new();
@@ -434,20 +445,22 @@ impl Policy for Planner {
                     0.0
                 };
                 // Aim to finish with a margin: placement penalties and later restarts eat into the slack.
-                let slack = costs.slack(job.deadline.unwrap(), now) * (1.0 - costs.derate);
-                match deadline::fewest_gpus(job, cur, rem, slack, restart, &free) {
-                    Some((t, g)) => {
-                        free[t as usize] -= g;
-                        budget -= g as u64;
-                        out[i] = Some((t, g));
-                        continue;
-                    }
-                    // Cannot meet it any more: best effort from now on.
-                    None if !deadline::still_possible(job, rem, job.deadline.unwrap() - now) => {
-                        self.admitted[j] = Some(false);
-                        doomed.push(j);
-                    }
-                    None => {}
+                let fewest = |due: f64| {
+                    let slack = costs.slack(due, now) * (1.0 - costs.derate);
+                    deadline::fewest_gpus(job, cur, rem, slack, restart, &free)
+                };
+                let mut pick = fewest(self.due[j]);
+                // Cannot meet it any more: due later, by how long it still needs.
+                if pick.is_none() && !deadline::still_possible(job, rem, self.due[j] - now) {
+                    self.due[j] = deadline::late_due(job, rem, now, restart, &w.cluster.capacity);
+                    doomed.push(j);
+                    pick = fewest(self.due[j]);
+                }
+                if let Some((t, g)) = pick {
+                    free[t as usize] -= g;
+                    budget -= g as u64;
+                    out[i] = Some((t, g));
+                    continue;
                 }
             }
             let base = self.base[j];

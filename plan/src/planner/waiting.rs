@@ -26,7 +26,7 @@ impl Planner {
         let class = self.class_of(j);
         let key = match class {
             0 => waiting_since.unwrap_or(ctx.st[j].waiting_since),
-            1 => job.deadline.unwrap_or(f64::INFINITY),
+            1 => self.due[j],
             _ => {
                 let g = self.remaining_gpu_time(ctx, j);
                 match self.cfg.objective {
@@ -90,7 +90,7 @@ impl Planner {
 
     /// Decisions `out` for the jobs in `order` become `changes`; the queue and
     /// the running set follow them. `doomed` jobs (admitted, found unable to
-    /// make their deadline) wait again in their new class.
+    /// make their due time, which moved) wait again at their new place.
     pub(super) fn settle(
         &mut self,
         ctx: &Ctx<'_>,
