@@ -127,18 +127,21 @@ impl Costs {
 #[derive(Clone)]
 struct Profile {
     steps: Vec<(f64, u32)>,
+    /// Steps before this one have no GPU free: no job can use them.
+    first_free: usize,
 }
 
 impl Profile {
     fn new(now: f64, gpus: u32) -> Profile {
         Profile {
             steps: vec![(now, gpus)],
+            first_free: 0,
         }
     }
 
     /// Run `rem` work at up to `g` GPUs (as many as are free, at a count the
     /// curve allows) from the start until it is done; if that is by `due`, take
-    /// those GPUs and return true.
+    /// those GPUs and return true; else change nothing and return false.
     fn take(&mut self, curve: &Curve, g: u32, rem: f64, due: f64, derate: f64) -> bool {
         let at = |free: u32| -> u32 {
             let n = g.min(free);
@@ -150,7 +153,9 @@ impl Profile {
         };
         let mut left = rem;
         let mut finish = None;
-        for (i, &(from, free)) in self.steps.iter().enumerate() {
+        // The rate at the last count seen: counts repeat from step to step.
+        let mut last_rate = (0, 0.0);
+        for (i, &(from, free)) in self.steps.iter().enumerate().skip(self.first_free) {
             if from >= due {
                 break;
             }
@@ -159,7 +164,10 @@ impl Profile {
             if a == 0 {
                 continue;
             }
-            let rate = curve.r(a) * derate;
+            if last_rate.0 != a {
+                last_rate = (a, curve.r(a) * derate);
+            }
+            let rate = last_rate.1;
             if rate * (to - from) >= left {
                 finish = Some((i, from + left / rate));
                 break;
@@ -174,10 +182,13 @@ impl Profile {
         if next != Some(end) && end > self.steps[last].0 {
             self.steps.insert(last + 1, (end, self.steps[last].1));
         }
-        for step in &mut self.steps[..=last] {
+        for step in &mut self.steps[self.first_free..=last] {
             if step.0 < end {
                 step.1 -= at(step.1);
             }
+        }
+        while self.steps.get(self.first_free).is_some_and(|s| s.1 == 0) {
+            self.first_free += 1;
         }
         true
     }
@@ -213,9 +224,8 @@ fn plan_edf(ctx: &Ctx<'_>, jobs: &mut [Demand], costs: &Costs) -> Vec<usize> {
         types.sort_by(|a, b| b.1.r(job.req).total_cmp(&a.1.r(job.req)));
         'types: for (t, c) in types {
             for g in c.counts_up_to(c.best_count().min(ctx.w.cluster.capacity[t])) {
-                let mut trial = profiles[t].clone();
-                if trial.take(c, g, d.rem, due, 1.0 - costs.derate) {
-                    profiles[t] = trial;
+                // `take` leaves the profile as it was when the job does not fit.
+                if profiles[t].take(c, g, d.rem, due, 1.0 - costs.derate) {
                     placed = true;
                     break 'types;
                 }
