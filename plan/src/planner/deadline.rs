@@ -70,6 +70,21 @@ pub fn fewest_gpus(
     best
 }
 
+/// The margin grows by the share of admitted jobs that turned late so far,
+/// up to this: what the plan does not see shows in the jobs it let down
+/// (figures in bench/plan/RESULTS.md, "Late admitted jobs").
+const MARGIN_MAX: f64 = 0.2;
+/// Admissions counted as on time before any is seen, so that a few early
+/// late jobs do not swing the margin.
+const LATE_SHARE_PRIOR: f64 = 100.0;
+
+/// The share of slack to keep in reserve: the rules' `base`, plus the share
+/// of the `admissions` so far that `turned_late`, up to [`MARGIN_MAX`].
+pub fn learned_margin(base: f64, admissions: usize, turned_late: usize) -> f64 {
+    let late_share = turned_late as f64 / (admissions as f64 + LATE_SHARE_PRIOR);
+    (base + late_share).min(MARGIN_MAX.max(base))
+}
+
 /// How many times its shortest remaining run a late job is given from now.
 const LATE_STRETCH: f64 = 4.0;
 
@@ -238,19 +253,26 @@ fn plan_edf(ctx: &Ctx<'_>, jobs: &mut [Demand], costs: &Costs) -> Vec<usize> {
     failed
 }
 
+/// What one round's admission decided.
+#[derive(Default)]
+pub struct Admission {
+    /// Newcomers with a deadline that were not admitted.
+    pub refused: Vec<usize>,
+    /// Admitted jobs whose due time moved.
+    pub moved: Vec<usize>,
+    /// Newcomers admitted.
+    pub admitted: usize,
+    /// Admitted jobs found unable to make their deadline for the first time.
+    pub turned_late: usize,
+}
+
 /// Decide admission for jobs seen for the first time: a job is admitted when
 /// every admitted job that could still make its deadline still can with it
 /// (planned earliest deadline first on the free GPUs over time, at counts the
 /// rules allow). Newcomers are tried smallest first. `due` holds each
 /// admitted job's due time (its deadline, or a [`late_due`]); admitted jobs
-/// that cannot make theirs get a new one. Returns the newcomers with a
-/// deadline that were not admitted, and the admitted jobs whose due time moved.
-pub fn admit_new(
-    ctx: &Ctx<'_>,
-    admitted: &mut [Option<bool>],
-    due: &mut [f64],
-    costs: &Costs,
-) -> (Vec<usize>, Vec<usize>) {
+/// that cannot make theirs get a new one.
+pub fn admit_new(ctx: &Ctx<'_>, admitted: &mut [Option<bool>], due: &mut [f64], costs: &Costs) -> Admission {
     let now = ctx.now;
     let delay = |j: usize| match ctx.st[j].alloc {
         Some(_) => 0.0,
@@ -278,7 +300,7 @@ pub fn admit_new(
         newcomers.push((ctx.st[j].remaining(now) / r * job.req as f64, j));
     }
     if newcomers.is_empty() {
-        return (Vec::new(), Vec::new());
+        return Admission::default();
     }
     newcomers.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     let mut kept: Vec<Demand> = ctx
@@ -292,6 +314,10 @@ pub fn admit_new(
     // them their GPUs. Those that cannot make even that fail again in every
     // plan; only a newcomer that makes another job fail is refused.
     let moved = plan_edf(ctx, &mut kept, costs);
+    let turned_late = moved
+        .iter()
+        .filter(|&&j| ctx.w.jobs[j].deadline == Some(due[j]))
+        .count();
     for &late in &moved {
         due[late] = late_due(
             &ctx.w.jobs[late],
@@ -306,6 +332,7 @@ pub fn admit_new(
     }
     let hopeless = plan_edf(ctx, &mut kept, costs);
     let mut refused = Vec::new();
+    let tried = newcomers.len();
     for (_, j) in newcomers {
         kept.push(demand(j, due[j]));
         let ok = plan_edf(ctx, &mut kept, costs).iter().all(|f| hopeless.contains(f));
@@ -315,12 +342,30 @@ pub fn admit_new(
             refused.push(j);
         }
     }
-    (refused, moved)
+    Admission {
+        admitted: tried - refused.len(),
+        refused,
+        moved,
+        turned_late,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_margin_grows_with_the_admitted_jobs_that_turned_late() {
+        // Nothing late: the rules' margin.
+        assert_eq!(learned_margin(0.06, 500, 0), 0.06);
+        // 50 of 400 late: 50 / 500 on top.
+        assert!((learned_margin(0.06, 400, 50) - 0.16).abs() < 1e-12);
+        // A few early late jobs barely move it; many are capped.
+        assert!(learned_margin(0.06, 3, 2) < 0.08);
+        assert_eq!(learned_margin(0.06, 1000, 900), 0.2);
+        // A base above the cap stays.
+        assert_eq!(learned_margin(0.25, 1000, 900), 0.25);
+    }
 
     #[test]
     fn fewest_sufficient_count() {

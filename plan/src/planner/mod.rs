@@ -136,6 +136,9 @@ pub struct Planner {
     /// Per admitted job: when it is due (its deadline, or later once it can
     /// no longer make that: `deadline::late_due`).
     due: Vec<f64>,
+    /// Jobs admitted so far, and how many of them turned late.
+    admissions: usize,
+    turned_late: usize,
     /// Jobs rejected in the last round (rules that allow rejection only).
     rejected: Vec<usize>,
     /// What changes and rounds cost under the workload's rules.
@@ -184,6 +187,8 @@ impl Planner {
         self.starve_at = vec![f64::NAN; n];
         self.admitted = vec![None; n];
         self.due = vec![f64::INFINITY; n];
+        self.admissions = 0;
+        self.turned_late = 0;
         self.running = JobSet::new(n);
         self.req_rate = w
             .jobs
@@ -231,6 +236,8 @@ impl Planner {
             promoted: Vec::new(),
             admitted: Vec::new(),
             due: Vec::new(),
+            admissions: 0,
+            turned_late: 0,
             rejected: Vec::new(),
             costs: None,
             round_base: 0.0,
@@ -317,9 +324,11 @@ impl Policy for Planner {
             self.round_interval = 0.9 * self.round_interval + 0.1 * (now - prev);
         }
         self.last_round = Some(now);
+        let base = self.costs.unwrap();
         let costs = deadline::Costs {
             derate: self.round_base / self.round_interval.max(w.rules.round_gap_s).max(1.0),
-            ..self.costs.unwrap()
+            margin: deadline::learned_margin(base.margin, self.admissions, self.turned_late),
+            ..base
         };
         let obj = cfg.objective;
         // Jobs done since the last event hold nothing; newcomers wait.
@@ -330,9 +339,12 @@ impl Policy for Planner {
         self.promote(ctx);
         self.rejected.clear();
         if obj == Objective::Deadline {
-            let (refused, moved) = deadline::admit_new(ctx, &mut self.admitted, &mut self.due, &costs);
+            let outcome = deadline::admit_new(ctx, &mut self.admitted, &mut self.due, &costs);
+            self.admissions += outcome.admitted;
+            self.turned_late += outcome.turned_late;
+            let refused = outcome.refused;
             // Waiting jobs whose due time moved wait at their new place.
-            for j in moved {
+            for j in outcome.moved {
                 if self.queue.place_of(j).is_some() {
                     self.wait(ctx, j, ctx.st[j].waiting_since);
                 }
@@ -452,6 +464,9 @@ impl Policy for Planner {
                 let mut pick = fewest(self.due[j]);
                 // Cannot meet it any more: due later, by how long it still needs.
                 if pick.is_none() && !deadline::still_possible(job, rem, self.due[j] - now) {
+                    if Some(self.due[j]) == job.deadline {
+                        self.turned_late += 1;
+                    }
                     self.due[j] = deadline::late_due(job, rem, now, restart, &w.cluster.capacity);
                     doomed.push(j);
                     pick = fewest(self.due[j]);
