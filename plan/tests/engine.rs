@@ -62,6 +62,14 @@ fn job(id: &str, submit: f64, model: &str, iters: f64, gpus: u32, elastic: bool)
     }
 }
 
+/// An elastic one-GPU job of `model` with a deadline.
+fn with_deadline(id: &str, submit: f64, model: &str, iters: f64, deadline: f64) -> Job {
+    Job {
+        deadline: Some(deadline),
+        ..job(id, submit, model, iters, 1, true)
+    }
+}
+
 const CURVE: &[(u32, f64)] = &[(1, 10.0), (2, 19.0), (4, 36.0), (8, 60.0), (16, 80.0)];
 
 fn run(w: &Workload, policy: &str, cfg: &PlannerConfig) -> RunResult {
@@ -360,18 +368,14 @@ fn every_policy_finishes_a_mixed_workload_with_valid_schedules() {
 
 /// Deadline jobs on 8 GPUs under ElasticFlow's rules: counts 1, 2, 4, 8 only.
 fn elasticflow_workload() -> Workload {
-    let with_deadline = |id: &str, submit: f64, iters: f64, deadline: f64| Job {
-        deadline: Some(deadline),
-        ..job(id, submit, "m", iters, 1, true)
-    };
     let jobs = [
         // 30,000 iterations in 1,000 s: needs 4 GPUs (36/s) all along.
-        with_deadline("a", 0.0, 30_000.0, 1_000.0),
-        with_deadline("b", 0.0, 30_000.0, 1_000.0),
+        with_deadline("a", 0.0, "m", 30_000.0, 1_000.0),
+        with_deadline("b", 0.0, "m", 30_000.0, 1_000.0),
         // A third like them cannot fit beside a and b: rejected.
-        with_deadline("c", 0.0, 30_000.0, 1_000.0),
+        with_deadline("c", 0.0, "m", 30_000.0, 1_000.0),
         // Loose: admitted, runs on what is left.
-        with_deadline("d", 10.0, 5_000.0, 100_000.0),
+        with_deadline("d", 10.0, "m", 5_000.0, 100_000.0),
     ];
     price(
         &jobs,
@@ -764,10 +768,6 @@ fn dlas_gpu_rejects_a_job_asking_for_more_gpus_than_the_cluster_has() {
 /// its deadline; a newcomer every 250 s needs 4 of the 8 GPUs for 500 s.
 #[test]
 fn a_late_admitted_job_is_not_starved_by_later_admissions() {
-    let with_deadline = |id: &str, submit: f64, model: &str, iters: f64, deadline: f64| Job {
-        deadline: Some(deadline),
-        ..job(id, submit, model, iters, 1, true)
-    };
     let mut jobs = vec![with_deadline("late", 0.0, "m", 100_000.0, 2_000.0)];
     for k in 0..40 {
         let at = 60.0 + 250.0 * f64::from(k);

@@ -336,7 +336,12 @@ pub fn admit_new(ctx: &Ctx<'_>, admitted: &mut [Option<bool>], due: &mut [f64], 
             d.deadline = due[late];
         }
     }
-    let hopeless = plan_edf(ctx, &mut kept, costs);
+    // With no job late, the plan with the new due times is the one just made.
+    let hopeless = if moved.is_empty() {
+        Vec::new()
+    } else {
+        plan_edf(ctx, &mut kept, costs)
+    };
     let mut refused = Vec::new();
     let tried = newcomers.len();
     for (_, j) in newcomers {

@@ -416,7 +416,7 @@ impl Policy for Planner {
         let mut order: Vec<usize> = Vec::new();
         let mut out: Vec<Option<Alloc>> = Vec::new();
         // Admitted jobs found unable to make their due time (it moves, and their place with it).
-        let mut doomed: Vec<usize> = Vec::new();
+        let mut due_moved: Vec<usize> = Vec::new();
         let mut budget: u64 = free.iter().map(|&f| f as u64).sum();
         let mut chosen: Vec<(bool, f64, usize)> = Vec::new();
         // Promoted jobs go first on at most `starved_share` of the GPUs; those
@@ -468,7 +468,7 @@ impl Policy for Planner {
                         self.turned_late += 1;
                     }
                     self.due[j] = deadline::late_due(job, rem, now, restart, &w.cluster.capacity);
-                    doomed.push(j);
+                    due_moved.push(j);
                     pick = fewest(self.due[j]);
                 }
                 if let Some((t, g)) = pick {
@@ -545,7 +545,7 @@ impl Policy for Planner {
             self.grow(ctx, &costs, &order, &mut out, &mut free);
         }
 
-        self.settle(ctx, &order, &out, &doomed, changes);
+        self.settle(ctx, &order, &out, &due_moved, changes);
         // Running jobs the order did not reach (no GPU left) stop.
         for &(_, _, _, j) in &sorted[next_sorted..] {
             changes.push((j, None));

@@ -89,14 +89,14 @@ impl Planner {
     }
 
     /// Decisions `out` for the jobs in `order` become `changes`; the queue and
-    /// the running set follow them. `doomed` jobs (admitted, found unable to
+    /// the running set follow them. `due_moved` jobs (admitted, found unable to
     /// make their due time, which moved) wait again at their new place.
     pub(super) fn settle(
         &mut self,
         ctx: &Ctx<'_>,
         order: &[usize],
         out: &[Option<Alloc>],
-        doomed: &[usize],
+        due_moved: &[usize],
         changes: &mut Changes,
     ) {
         for (i, &j) in order.iter().enumerate() {
@@ -113,7 +113,7 @@ impl Planner {
                     self.running.remove(j);
                     self.wait(ctx, j, ctx.now);
                 }
-                (None, None) if doomed.contains(&j) => self.wait(ctx, j, ctx.st[j].waiting_since),
+                (None, None) if due_moved.contains(&j) => self.wait(ctx, j, ctx.st[j].waiting_since),
                 _ => {}
             }
         }
