@@ -162,6 +162,8 @@ pub struct Planner {
     starve_at: Vec<f64>,
     /// Per job: the fewest GPUs it starts with (constant, so cached).
     base: Vec<u32>,
+    /// Per job: why it could not grow from what it holds, while that lasts.
+    stuck: Vec<Option<grow::Stuck>>,
 }
 
 impl Planner {
@@ -185,6 +187,7 @@ impl Planner {
         let n = w.jobs.len();
         self.promoted = vec![false; n];
         self.starve_at = vec![f64::NAN; n];
+        self.stuck = vec![None; n];
         self.admitted = vec![None; n];
         self.due = vec![f64::INFINITY; n];
         self.admissions = 0;
@@ -249,6 +252,7 @@ impl Planner {
             starving: BTreeSet::new(),
             starve_at: Vec::new(),
             base: Vec::new(),
+            stuck: Vec::new(),
         }
     }
 
