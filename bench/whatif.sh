@@ -19,7 +19,7 @@ LABELS=fixtures/labels/shared-traces.csv
 "$BIN" -q train --features "$WORK/features" --labels "$LABELS" --out "$WORK/model" >/dev/null 2>&1
 RESNET=$T/pytorch__kineto/tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz
 base=""
-for cfg in "V100 32" "T4 32" "A100 80GB 32" "H100 32" "H200 32" "B200 32" "V100 64" "V100 128" "H100 64" "H100 128"; do
+for cfg in "V100 32" "T4 32" "L4 32" "A100 80GB 32" "H100 32" "H200 32" "B200 32" "V100 64" "V100 128" "H100 64" "H100 128"; do
   batch=${cfg##* }; gpu=${cfg% *}
   out="$WORK/pred"; rm -rf "$out"
   "$BIN" -q predict --model "$WORK/model" --trace "$RESNET" --labels "$LABELS" --gpu "$gpu" --batch-size "$batch" \

@@ -18,13 +18,43 @@ pub struct GpuSpec {
     pub peak_half_flops: Option<f64>,
     /// Memory bandwidth, bytes/s.
     pub bandwidth: f64,
-    /// SMs (compute units); NaN when the profile does not say.
+    /// SMs (compute units); NaN when the profile does not say (`null` in JSON).
+    #[serde(with = "nan_as_null")]
     pub sm_count: f64,
     /// L2 bytes; 0 when unknown.
     pub l2_bytes: f64,
 }
 
+/// JSON has no NaN: a missing figure is written as `null`.
+mod nan_as_null {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_nan() {
+            s.serialize_none()
+        } else {
+            s.serialize_f64(*v)
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+    }
+}
+
 impl GpuSpec {
+    /// Whether two specs give the same figures (the name aside): a GPU the
+    /// model trained on may come back under another name.
+    pub fn same_figures(&self, other: &GpuSpec) -> bool {
+        let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+        same(self.peak_fp32_flops, other.peak_fp32_flops)
+            && self.peak_fp32_matrix_flops == other.peak_fp32_matrix_flops
+            && self.peak_half_flops == other.peak_half_flops
+            && same(self.bandwidth, other.bandwidth)
+            && same(self.sm_count, other.sm_count)
+            && same(self.l2_bytes, other.l2_bytes)
+    }
+
     /// The figures of a profile; it must give the FP32 peak and the bandwidth.
     pub fn from_profile(p: &HardwareProfile) -> Result<GpuSpec, OpModelError> {
         let missing = |what: &str| OpModelError::Spec {

@@ -126,8 +126,8 @@ pub struct PublicRun {
     pub collected: Collected,
     pub evaluation: Evaluation,
     pub fit_seconds: f64,
-    /// Operators predicted in one call, and the seconds it took.
-    pub speed: (usize, f64),
+    /// How fast the model prices operators, where asked for.
+    pub speed: Option<Speed>,
     /// Markdown error tables (where the evaluation set kept measurements).
     pub report: String,
 }
@@ -144,6 +144,8 @@ pub struct PublicOptions {
     pub holdout: Vec<String>,
     /// Predict only these GPUs of the evaluation set (all when empty).
     pub only: Vec<String>,
+    /// Time a million predictions too (`speed`); a sweep's folds do not.
+    pub measure_speed: bool,
 }
 
 /// Train on `train`, predict everything in `eval`, write the prediction
@@ -168,7 +170,11 @@ pub fn run_public(opts: &PublicOptions) -> Result<PublicRun, OpModelError> {
         &opts.only,
     )?;
     let report = report::markdown(&evaluation.scored, &[&opts.eval, &opts.train]);
-    let speed = speed(&model, &collected, &gpus)?;
+    let speed = if opts.measure_speed {
+        Some(speed(&model, &collected, &gpus)?)
+    } else {
+        None
+    };
     Ok(PublicRun {
         model,
         collected,
@@ -182,20 +188,47 @@ pub fn run_public(opts: &PublicOptions) -> Result<PublicRun, OpModelError> {
 /// Operators in the speed measurement.
 const SPEED_OPS: usize = 1_000_000;
 
-/// Prediction speed: the training operators, repeated to a million, priced
-/// in one call (building the inputs included).
-fn speed(model: &OpModel, collected: &Collected, gpus: &GpuTable) -> Result<(usize, f64), OpModelError> {
+/// Prediction speed: operators priced in one call, inputs built included.
+#[derive(Clone, Debug, Default)]
+pub struct Speed {
+    pub operators: usize,
+    /// Seconds on the GPUs each was measured on (trained GPUs).
+    pub trained_seconds: f64,
+    /// The same operators on a GPU it never trained on (the floor prices
+    /// each on every trained GPU too): its name and the seconds; `None`
+    /// where the GPU table has no such GPU.
+    pub unseen: Option<(String, f64)>,
+}
+
+/// The training operators, repeated to a million, priced in one call on
+/// their own GPUs, then on the first GPU of the table the model did not
+/// train on.
+fn speed(model: &OpModel, collected: &Collected, gpus: &GpuTable) -> Result<Speed, OpModelError> {
     if collected.samples.is_empty() {
-        return Ok((0, 0.0));
+        return Ok(Speed::default());
     }
-    let pairs: Vec<(OpWork, &GpuSpec)> = collected
-        .samples
+    let works = || collected.samples.iter().cycle().take(SPEED_OPS);
+    let timed = |pairs: &[(OpWork, &GpuSpec)]| -> Result<f64, OpModelError> {
+        let started = Instant::now();
+        model.predict_us(pairs, Timing::Workload)?;
+        Ok(started.elapsed().as_secs_f64())
+    };
+    let pairs: Vec<(OpWork, &GpuSpec)> = works().map(|s| (s.work, &gpus.specs[s.gpu])).collect();
+    let trained_seconds = timed(&pairs)?;
+    let new = gpus
+        .specs
         .iter()
-        .cycle()
-        .take(SPEED_OPS)
-        .map(|s| (s.work, &gpus.specs[s.gpu]))
-        .collect();
-    let started = Instant::now();
-    let predicted = model.predict_us(&pairs, Timing::Workload)?;
-    Ok((predicted.len(), started.elapsed().as_secs_f64()))
+        .find(|g| !model.card.trained_specs.iter().any(|t| t.same_figures(g)));
+    let unseen = match new {
+        Some(g) => {
+            let pairs: Vec<(OpWork, &GpuSpec)> = works().map(|s| (s.work, g)).collect();
+            Some((g.name.clone(), timed(&pairs)?))
+        }
+        None => None,
+    };
+    Ok(Speed {
+        operators: pairs.len(),
+        trained_seconds,
+        unseen,
+    })
 }

@@ -118,6 +118,7 @@ pub fn sweep(
             params: params.clone(),
             holdout: unit.clone(),
             only: unit.clone(),
+            measure_speed: false,
         };
         let run = run_public(&opts)?;
         result
@@ -148,6 +149,7 @@ pub fn sweep(
                 params: params.clone(),
                 holdout: vec![key.clone()],
                 only: vec![key.clone()],
+                measure_speed: false,
             })?;
             result.runs.push((key, run.fit_seconds, run.evaluation.ops_predicted));
             result.scored.extend(run.evaluation.scored);

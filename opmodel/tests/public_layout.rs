@@ -189,6 +189,7 @@ fn small_run(train: &Path, eval: &Path, out: &Path) -> PublicRun {
         },
         holdout: vec![],
         only: vec![],
+        measure_speed: false,
     })
     .unwrap()
 }

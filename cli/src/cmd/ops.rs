@@ -164,6 +164,7 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
                 params: args.fit.params(),
                 holdout: args.holdout.clone(),
                 only: args.only.clone(),
+                measure_speed: true,
             })?;
             spinner.finish_and_clear();
             if let Some(path) = &args.save_model {
@@ -179,12 +180,21 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
                 run.evaluation.predict_seconds,
                 run.evaluation.ops_predicted as f64 / run.evaluation.predict_seconds.max(1e-9)
             );
-            println!(
-                "prediction speed: {} operators in one call in {:.2} s ({:.2} M ops/s)",
-                run.speed.0,
-                run.speed.1,
-                run.speed.0 as f64 / run.speed.1.max(1e-9) / 1e6
-            );
+            if let Some(speed) = &run.speed {
+                let rate = |s: f64| speed.operators as f64 / s.max(1e-9) / 1e6;
+                println!(
+                    "prediction speed: {} operators in one call in {:.2} s ({:.2} M ops/s) on the GPUs it trained on",
+                    speed.operators,
+                    speed.trained_seconds,
+                    rate(speed.trained_seconds)
+                );
+                if let Some((gpu, seconds)) = &speed.unseen {
+                    println!(
+                        "  and in {seconds:.2} s ({:.2} M ops/s) on {gpu}, which it never trained on",
+                        rate(*seconds)
+                    );
+                }
+            }
             print!("{}", run.report);
             for note in run.evaluation.notes.iter().take(20) {
                 eprintln!("note: {note}");
