@@ -15,7 +15,7 @@ use crate::OpModelError;
 use crate::features::{INPUT_NAMES, INPUTS_VERSION, Timing, inputs};
 use crate::forest::Forest;
 use crate::gpu::GpuSpec;
-use crate::work::OpWork;
+use crate::work::{OpKind, OpWork};
 
 /// `format` of an op-model file.
 pub const MODEL_FORMAT: &str = "tracecast.opmodel";
@@ -117,7 +117,7 @@ const KNOWN_LIMITS: [&str; 6] = [
     "a GPU's own efficiency is not in its spec sheet: leave-one-GPU-out error on NeuSight's labels is about 11% on average, 22-25% on the V100 (which runs closer to its peaks than any other GPU here) and 11-14% on the T4 and P4 (whose power limits throttle them); on a GPU it never trained on, no operator is priced below the lowest utilisation a trained GPU reaches on it",
     "power-limited cards (T4, P4, and by extension L4) run GEMMs at 32-56% of their spec peak, and more slowly in long randomized sweeps than in a model's run; nothing in a NeuSight spec sheet states the power limit",
     "of the NVIDIA GPUs with 128 FP32 lanes per SM (GA10x, Ada, Hopper) it has seen only those its trained GPUs list (NeuSight's are all 64-lane parts; the shipped model adds an H100 SXM5 measured by bench/gpu/measure_public.py); on the others GEMM utilisation is extrapolated",
-    "convolutions that are memory-bound only because the GPU's ridge point is far above any trained GPU's (the L4: about 100 FLOP per byte, against at most 30) are priced at the low utilisation of the rare memory-bound convolutions it trained on: ResNet-50's FP32 training trace comes out about as slow on the L4 as on the T4 (bench/whatif.sh)",
+    "GPUs whose ridge point is above every trained GPU's (the L4: about 100 FLOP per byte, against at most 38) have no measurements to learn from: their GEMMs and convolutions are priced by compute with the ridge brought into the trained range, or by streaming their bytes, whichever is slower (ResNet-50's FP32 training trace: 1.21x faster on the L4 than on the T4, bench/whatif.sh), an estimate no L4 measurement has checked",
     "operators are priced alone: overlap between kernels, launch gaps and host time are the window model's and the trace's",
 ];
 
@@ -247,42 +247,86 @@ impl OpModel {
 
     /// Predicted time in µs of each (work, GPU) pair, timed as `timing` says.
     ///
-    /// On a GPU whose figures the model never trained on, an operator takes
-    /// at most its roofline time over the lowest utilisation any trained GPU
-    /// reaches on the same work. Trees extrapolate flat from the edge of
-    /// their inputs, and a GPU beyond the trained range (Hopper's peak rate
-    /// and bandwidth are above every NeuSight GPU's) can land on leaves
-    /// fitted to slower work. How efficient a new GPU is
-    /// cannot be read from its spec sheet; it is taken to be no worse than
-    /// the least efficient GPU seen. In the leave-one-GPU-out sweep this cut
-    /// the H100's and H200's end-to-end error from 9.0% to 6.7% on average
-    /// and moved no NeuSight GPU's by more than 1.2 points. It costs up to
-    /// one more tree walk per trained GPU (0.18 M operators/s on the H100
-    /// against 1.34 M on the trained GPUs, `tracecast ops bench`).
+    /// A GPU whose figures the model never trained on is priced in two
+    /// guarded steps, because trees extrapolate flat from the edge of their
+    /// inputs and such a GPU may lie beyond them (Hopper's peak rate and
+    /// bandwidth, the L4's ridge point):
+    /// - the floor (`floored`): no operator below the lowest utilisation
+    ///   any trained GPU reaches on the same work;
+    /// - the ridge (`within_trained_ridge`): a matrix product that is
+    ///   memory-bound only because the GPU's ridge point is above every
+    ///   trained GPU's is priced as the larger of its time on the same GPU
+    ///   with its ridge brought down to the trained maximum and the time to
+    ///   stream its bytes, where that is faster.
     pub fn predict_us(&self, pairs: &[(OpWork, &GpuSpec)], timing: Timing) -> Result<Vec<f64>, OpModelError> {
         let specs = &self.card.trained_specs;
         Ok(pairs
             .par_iter()
             .with_min_len(256)
             .map(|(work, gpu)| {
-                let (row, roof) = inputs(work, gpu, timing);
-                let t = decode(self.forest.predict(&row), roof);
                 if specs.is_empty() || specs.iter().any(|s| s.same_figures(gpu)) {
-                    return t;
+                    let (row, roof) = inputs(work, gpu, timing);
+                    return decode(self.forest.predict(&row), roof);
                 }
-                // The floor binds only below every trained GPU's utilisation:
-                // stop at the first GPU that is not above this one.
-                let utilisation = roof / t;
-                let mut lowest = f64::INFINITY;
-                for g in specs {
-                    lowest = lowest.min(self.utilisation(work, g, timing));
-                    if utilisation >= lowest {
-                        return t;
-                    }
-                }
-                roof / lowest
+                let t = self.floored(work, gpu, timing);
+                self.within_trained_ridge(work, gpu, timing).map_or(t, |r| t.min(r))
             })
             .collect())
+    }
+
+    /// On a GPU never trained on: at most its roofline time over the lowest
+    /// utilisation any trained GPU reaches on the same work. How efficient a
+    /// new GPU is cannot be read from its spec sheet; it is taken to be no
+    /// worse than the least efficient GPU seen. In the leave-one-GPU-out
+    /// sweep this cut the H100's and H200's end-to-end error from 9.0% to
+    /// 6.7% on average and moved no NeuSight GPU's by more than 1.2 points.
+    /// It costs up to one more tree walk per trained GPU (0.17 M operators/s
+    /// on the H100 against 1.3 M on the trained GPUs, `tracecast ops bench`).
+    fn floored(&self, work: &OpWork, gpu: &GpuSpec, timing: Timing) -> f64 {
+        let (row, roof) = inputs(work, gpu, timing);
+        let t = decode(self.forest.predict(&row), roof);
+        // The floor binds only below every trained GPU's utilisation: stop
+        // at the first GPU that is not above this one.
+        let utilisation = roof / t;
+        let mut lowest = f64::INFINITY;
+        for g in &self.card.trained_specs {
+            lowest = lowest.min(self.utilisation(work, g, timing));
+            if utilisation >= lowest {
+                return t;
+            }
+        }
+        roof / lowest
+    }
+
+    /// A GEMM or convolution on a GPU whose ridge point (peak rate over
+    /// bandwidth) is above every trained GPU's: the larger of its time on
+    /// the same GPU with the bandwidth that brings its ridge down to the
+    /// trained maximum, and the time to stream its bytes (a copy of them).
+    /// `None` elsewhere. On such a GPU (the L4: about 100 FLOP per byte,
+    /// against at most 38 trained) most convolutions fall below the ridge,
+    /// and the trees price them at the low utilisation of the few
+    /// memory-bound convolutions they learned from, which are small and
+    /// badly tiled: the L4 came out slower than the T4 on ResNet-50
+    /// (`bench/whatif.sh`). Compute and bandwidth each still bound the time.
+    fn within_trained_ridge(&self, work: &OpWork, gpu: &GpuSpec, timing: Timing) -> Option<f64> {
+        if !matches!(work.kind, OpKind::Gemm | OpKind::Conv) {
+            return None;
+        }
+        let ridge = |g: &GpuSpec| g.peak_for(work) / g.bandwidth;
+        let highest = self.card.trained_specs.iter().map(ridge).fold(0.0, f64::max);
+        if !(highest > 0.0 && ridge(gpu) > highest) {
+            return None;
+        }
+        let within = GpuSpec {
+            bandwidth: gpu.peak_for(work) / highest,
+            ..gpu.clone()
+        };
+        // A float32 copy reads and writes 8 bytes per element: as many bytes as the work moves.
+        let streamed = OpWork::copy(work.bytes / 8.0);
+        Some(
+            self.floored(work, &within, timing)
+                .max(self.floored(&streamed, gpu, timing)),
+        )
     }
 
     /// Roofline time over predicted time of `work` on `gpu`.
@@ -435,6 +479,69 @@ mod tests {
             }
         }
         assert!(bound > 0, "the floor never bound: the test does not exercise it");
+    }
+
+    /// A GEMM that is memory-bound only because a new GPU's ridge point is
+    /// above every trained GPU's is priced by compute on that GPU with its
+    /// ridge brought into range, or by streaming its bytes, whichever is
+    /// slower; never faster than its roofline.
+    #[test]
+    fn a_gpu_beyond_the_trained_ridge_prices_matrix_work_by_compute_or_streaming() {
+        // Trained GEMMs run at 0.8 of peak where compute-bound and 0.15 of
+        // the bandwidth where memory-bound (small, badly tiled); copies at 0.85.
+        let gpus = [gpu("ridge 25", 8.0, 320.0, 40.0), gpu("ridge 16", 14.0, 900.0, 80.0)];
+        let mut samples = Vec::new();
+        for i in 1..120 {
+            let s = 8.0 * f64::from(i);
+            for (g, spec) in gpus.iter().enumerate() {
+                let gemm = OpWork::linear(1.0, s, s, s);
+                let (c, m) = spec.compute_memory_us(&gemm);
+                let copy = OpWork::copy(s * s * 64.0);
+                for (work, utilisation) in [(gemm, if c >= m { 0.8 } else { 0.15 }), (copy, 0.85)] {
+                    samples.push(Sample {
+                        work,
+                        gpu: g,
+                        measured_us: spec.roofline_us(&work) / utilisation,
+                        weight: 1.0,
+                        timing: Timing::Workload,
+                    });
+                }
+            }
+        }
+        let params = FitParams {
+            num_iterations: 40,
+            min_data_in_leaf: 3,
+            num_threads: 1,
+            ..FitParams::default()
+        };
+        let model = OpModel::fit(&samples, &gpus, &params, vec![]).unwrap();
+        // Four times the first GPU's peak at its bandwidth: ridge 100.
+        let wide = gpu("wide", 32.0, 320.0, 40.0);
+        let within = gpu("wide, ridge 25", 32.0, 1280.0, 40.0);
+        let mut moved = 0;
+        for i in 20..75 {
+            let s = 8.0 * f64::from(i);
+            let w = OpWork::linear(1.0, s, s, s);
+            let (c, m) = wide.compute_memory_us(&w);
+            assert!(c < m, "memory-bound on the wide GPU");
+            let t = model.predict_us(&[(w, &wide)], Timing::Workload).unwrap()[0];
+            let by_compute = model.floored(&w, &within, Timing::Workload);
+            let streamed = model.floored(&OpWork::copy(w.bytes / 8.0), &wide, Timing::Workload);
+            assert!(
+                t <= by_compute.max(streamed) * (1.0 + 1e-9),
+                "{t} above {by_compute} and {streamed}"
+            );
+            assert!(t >= m * (1.0 - 1e-9), "{t} faster than the roofline {m}");
+            if model.floored(&w, &wide, Timing::Workload) > t * (1.0 + 1e-9) {
+                moved += 1;
+            }
+        }
+        assert!(
+            moved > 0,
+            "the ridge never moved a price: the test does not exercise it"
+        );
+        let copy = OpWork::copy(1e6);
+        assert!(model.within_trained_ridge(&copy, &wide, Timing::Workload).is_none());
     }
 
     /// The Rust walk of the trees gives LightGBM's own raw scores, missing
