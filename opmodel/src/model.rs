@@ -418,6 +418,28 @@ mod tests {
         }
     }
 
+    /// A workload-timed sample of `work` on GPU `g` running at `utilisation`.
+    fn at_utilisation(work: OpWork, g: usize, spec: &GpuSpec, utilisation: f64) -> Sample {
+        Sample {
+            work,
+            gpu: g,
+            measured_us: spec.roofline_us(&work) / utilisation,
+            weight: 1.0,
+            timing: Timing::Workload,
+        }
+    }
+
+    /// A small single-threaded fit of `iterations` trees.
+    fn fit_small(samples: &[Sample], gpus: &[GpuSpec], iterations: u32) -> OpModel {
+        let params = FitParams {
+            num_iterations: iterations,
+            min_data_in_leaf: 3,
+            num_threads: 1,
+            ..FitParams::default()
+        };
+        OpModel::fit(samples, gpus, &params, vec![]).unwrap()
+    }
+
     /// On a GPU it never trained on, no operator runs below the lowest
     /// utilisation a trained GPU reaches on it; a trained GPU under another
     /// name is priced as itself.
@@ -440,23 +462,11 @@ mod tests {
             ] {
                 for (g, spec) in gpus.iter().enumerate() {
                     let utilisation = if g == 2 { 0.9 } else { 0.3 };
-                    samples.push(Sample {
-                        work,
-                        gpu: g,
-                        measured_us: spec.roofline_us(&work) / utilisation,
-                        weight: 1.0,
-                        timing: Timing::Workload,
-                    });
+                    samples.push(at_utilisation(work, g, spec, utilisation));
                 }
             }
         }
-        let params = FitParams {
-            num_iterations: 20,
-            min_data_in_leaf: 3,
-            num_threads: 1,
-            ..FitParams::default()
-        };
-        let model = OpModel::fit(&samples, &gpus, &params, vec![]).unwrap();
+        let model = fit_small(&samples, &gpus, 20);
         assert_eq!(model.card.trained_specs.len(), 3);
         let renamed = GpuSpec {
             name: "slow, as a trace names it".into(),
@@ -498,23 +508,11 @@ mod tests {
                 let (c, m) = spec.compute_memory_us(&gemm);
                 let copy = OpWork::copy(s * s * 64.0);
                 for (work, utilisation) in [(gemm, if c >= m { 0.8 } else { 0.15 }), (copy, 0.85)] {
-                    samples.push(Sample {
-                        work,
-                        gpu: g,
-                        measured_us: spec.roofline_us(&work) / utilisation,
-                        weight: 1.0,
-                        timing: Timing::Workload,
-                    });
+                    samples.push(at_utilisation(work, g, spec, utilisation));
                 }
             }
         }
-        let params = FitParams {
-            num_iterations: 40,
-            min_data_in_leaf: 3,
-            num_threads: 1,
-            ..FitParams::default()
-        };
-        let model = OpModel::fit(&samples, &gpus, &params, vec![]).unwrap();
+        let model = fit_small(&samples, &gpus, 40);
         // Four times the first GPU's peak at its bandwidth: ridge 100.
         let wide = gpu("wide", 32.0, 320.0, 40.0);
         let within = gpu("wide, ridge 25", 32.0, 1280.0, 40.0);
