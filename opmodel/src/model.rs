@@ -20,7 +20,8 @@ use crate::work::{OpKind, OpWork};
 /// `format` of an op-model file.
 pub const MODEL_FORMAT: &str = "tracecast.opmodel";
 /// Version of the op-model file format (schemas/FORMATS.md, "Op model").
-/// 2: the trained GPUs' spec figures (`trained_specs`), for the floor.
+/// 2: the trained GPUs' spec figures (`trained_specs`), for the guards on
+/// GPUs it never trained on (`OpModel::predict_us`).
 pub const MODEL_VERSION: u32 = 2;
 
 /// Every how many samples one is repeated with a partial spec sheet.
@@ -97,9 +98,8 @@ pub struct ModelCard {
     pub inputs: Vec<String>,
     /// GPUs whose measurements it was fitted on.
     pub trained_gpus: Vec<String>,
-    /// Their spec figures, one per distinct set: on a GPU with other
-    /// figures, no operator is priced slower than on the least efficient of
-    /// these (`OpModel::predict_us`).
+    /// Their spec figures, one per distinct set: a GPU with other figures
+    /// is priced with the floor and the ridge guard (`OpModel::predict_us`).
     pub trained_specs: Vec<GpuSpec>,
     /// Where the measurements came from, one line each.
     pub trained_on: Vec<String>,
