@@ -194,9 +194,9 @@ pub struct Speed {
     pub operators: usize,
     /// Seconds on the GPUs each was measured on (trained GPUs).
     pub trained_seconds: f64,
-    /// The same operators on a GPU it never trained on (the floor prices
-    /// each on every trained GPU too): its name and the seconds; `None`
-    /// where the GPU table has no such GPU.
+    /// The same operators on a GPU it never trained on (its guards price
+    /// them on trained GPUs too, `OpModel::predict_us`): its name and the
+    /// seconds; `None` where the GPU table has no such GPU.
     pub unseen: Option<(String, f64)>,
 }
 
