@@ -697,3 +697,38 @@ fn h100_traces_price_as_recorded_and_move_physically() {
     let ratio = double / recorded;
     assert!((1.3..=2.1).contains(&ratio), "batch 64 / batch 32 = {ratio}");
 }
+
+/// The shared ResNet-50 trace (V100, FP32), priced on each newer GPU by the
+/// built-in models, never gets slower going up a generation: T4 > L4 >
+/// V100 > A100 > H100 > H200 > B200. The L4's ridge point (about 100 FLOP
+/// per byte) is far above any GPU the op model trained on; before the ridge
+/// guard it came out slower than the T4.
+#[test]
+fn newer_gpus_price_the_shared_resnet50_trace_faster() {
+    let Some(traces) = shared("traces") else {
+        return;
+    };
+    let trace = traces
+        .join("pytorch__kineto/tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz");
+    let dir = tempfile::tempdir().unwrap();
+    let gpus = ["T4", "L4", "V100", "A100 SXM4 80GB", "H100", "H200", "B200"];
+    let times: Vec<f64> = gpus
+        .iter()
+        .enumerate()
+        .map(|(k, gpu)| {
+            let out = dir.path().join(k.to_string());
+            run_ok(&["predict", "--trace", s(&trace), "--gpu", gpu, "--out", s(&out)]);
+            f(&csv_rows(&out.join("traces.csv"))[0], "iteration_ms")
+        })
+        .collect();
+    for (pair, t) in gpus.windows(2).zip(times.windows(2)) {
+        assert!(
+            t[0] > t[1],
+            "{} {} ms is not slower than {} {} ms",
+            pair[0],
+            t[0],
+            pair[1],
+            t[1]
+        );
+    }
+}
