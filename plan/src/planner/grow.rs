@@ -17,8 +17,8 @@ type Step = (u64, Reverse<usize>, usize);
 /// while it holds it: no curve or no hull step beyond its count (`next`
 /// None), or a step to `next` too inefficient or not worth a restart. The
 /// job's remaining work only shrinks, so neither verdict can turn while the
-/// step to `next` fits; a later event skips it. On the 100k-job problem
-/// most running jobs are like this at most events.
+/// step to `next` fits; a later event skips it (on the 100k-job problem,
+/// planning 9.1 s to 8.3 s with the same schedules: bench/plan/RESULTS.md).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) struct Stuck {
     alloc: Alloc,
