@@ -265,8 +265,7 @@ impl OpModel {
             .with_min_len(256)
             .map(|(work, gpu)| {
                 if specs.is_empty() || specs.iter().any(|s| s.same_figures(gpu)) {
-                    let (row, roof) = inputs(work, gpu, timing);
-                    return decode(self.forest.predict(&row), roof);
+                    return self.trees_us(work, gpu, timing).0;
                 }
                 let t = self.floored(work, gpu, timing);
                 self.within_trained_ridge(work, gpu, timing).map_or(t, |r| t.min(r))
@@ -283,8 +282,7 @@ impl OpModel {
     /// It costs up to one more tree walk per trained GPU (0.17 M operators/s
     /// on the H100 against 1.3 M on the trained GPUs, `tracecast ops bench`).
     fn floored(&self, work: &OpWork, gpu: &GpuSpec, timing: Timing) -> f64 {
-        let (row, roof) = inputs(work, gpu, timing);
-        let t = decode(self.forest.predict(&row), roof);
+        let (t, roof) = self.trees_us(work, gpu, timing);
         // The floor binds only below every trained GPU's utilisation: stop
         // at the first GPU that is not above this one.
         let utilisation = roof / t;
@@ -329,10 +327,16 @@ impl OpModel {
         )
     }
 
-    /// Roofline time over predicted time of `work` on `gpu`.
-    fn utilisation(&self, work: &OpWork, gpu: &GpuSpec, timing: Timing) -> f64 {
+    /// The trees' time of `work` on `gpu` in µs, unguarded, and its roofline time.
+    fn trees_us(&self, work: &OpWork, gpu: &GpuSpec, timing: Timing) -> (f64, f64) {
         let (row, roof) = inputs(work, gpu, timing);
-        roof / decode(self.forest.predict(&row), roof)
+        (decode(self.forest.predict(&row), roof), roof)
+    }
+
+    /// Roofline time over the trees' time of `work` on `gpu`.
+    fn utilisation(&self, work: &OpWork, gpu: &GpuSpec, timing: Timing) -> f64 {
+        let (t, roof) = self.trees_us(work, gpu, timing);
+        roof / t
     }
 
     /// The lowest utilisation of `work` on the trained GPUs.
@@ -483,8 +487,7 @@ mod tests {
             let lowest = model.lowest_utilisation(&w, Timing::Workload);
             let utilisation = new.roofline_us(&w) / t[2];
             assert!(utilisation >= lowest * (1.0 - 1e-12), "{utilisation} < {lowest}");
-            let (row, roof) = inputs(&w, &new, Timing::Workload);
-            if decode(model.forest.predict(&row), roof) > t[2] * (1.0 + 1e-9) {
+            if model.trees_us(&w, &new, Timing::Workload).0 > t[2] * (1.0 + 1e-9) {
                 bound += 1;
             }
         }
