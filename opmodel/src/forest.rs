@@ -112,25 +112,38 @@ impl Forest {
     }
 
     /// The raw score of one dense row: the sum of its leaves.
+    #[cfg(test)]
     pub(crate) fn predict(&self, row: &[f64]) -> f64 {
-        let mut sum = 0.0;
+        self.predict_rows(&[row])[0]
+    }
+
+    /// The raw scores of many dense rows, tree by tree: a tree's nodes stay
+    /// in cache while it walks every row, where a walk of all trees per row
+    /// fetches the whole forest again for each row. Each row's leaves are
+    /// added in tree order, so its sum is the same to the bit.
+    pub(crate) fn predict_rows<R: AsRef<[f64]>>(&self, rows: &[R]) -> Vec<f64> {
+        let mut sums = vec![0.0; rows.len()];
         for (t, &(first_node, first_leaf)) in self.roots.iter().enumerate() {
             let leaves_end = self.roots.get(t + 1).map_or(self.leaf_value.len(), |r| r.1 as usize);
-            if leaves_end - first_leaf as usize == 1 {
-                sum += self.leaf_value[first_leaf as usize];
+            let leaves = &self.leaf_value[first_leaf as usize..leaves_end];
+            if leaves.len() == 1 {
+                sums.iter_mut().for_each(|s| *s += leaves[0]);
                 continue;
             }
-            let mut node = first_node as usize;
-            let leaf = loop {
-                let child = self.child(node, row[self.feature[node] as usize]);
-                if child < 0 {
-                    break (!child) as usize;
-                }
-                node = first_node as usize + child as usize;
-            };
-            sum += self.leaf_value[first_leaf as usize + leaf];
+            for (row, sum) in rows.iter().zip(&mut sums) {
+                let row = row.as_ref();
+                let mut node = first_node as usize;
+                let leaf = loop {
+                    let child = self.child(node, row[self.feature[node] as usize]);
+                    if child < 0 {
+                        break (!child) as usize;
+                    }
+                    node = first_node as usize + child as usize;
+                };
+                *sum += leaves[leaf];
+            }
         }
-        sum
+        sums
     }
 
     /// LightGBM's numerical decision at a split node.

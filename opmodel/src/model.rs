@@ -27,6 +27,10 @@ pub const MODEL_VERSION: u32 = 2;
 /// Every how many samples one is repeated with a partial spec sheet.
 const PARTIAL_SPEC_EVERY: usize = 4;
 
+/// Pairs priced together: the trees walk a block of rows each
+/// (`Forest::predict_rows`), and blocks go to rayon's threads.
+const BLOCK: usize = 512;
+
 /// One measured operator: its work, the GPU (an index into the GPU list) and its time.
 #[derive(Clone, Debug)]
 pub struct Sample {
@@ -259,18 +263,31 @@ impl OpModel {
     ///   with its ridge brought down to the trained maximum and the time to
     ///   stream its bytes, where that is faster.
     pub fn predict_us(&self, pairs: &[(OpWork, &GpuSpec)], timing: Timing) -> Result<Vec<f64>, OpModelError> {
+        let mut priced = vec![0.0; pairs.len()];
+        priced
+            .par_chunks_mut(BLOCK)
+            .zip(pairs.par_chunks(BLOCK))
+            .for_each(|(priced, pairs)| self.price_block(pairs, timing, priced));
+        Ok(priced)
+    }
+
+    /// Prices one block of pairs into `priced`.
+    fn price_block(&self, pairs: &[(OpWork, &GpuSpec)], timing: Timing, priced: &mut [f64]) {
         let specs = &self.card.trained_specs;
-        Ok(pairs
-            .par_iter()
-            .with_min_len(256)
-            .map(|(work, gpu)| {
-                if specs.is_empty() || specs.iter().any(|s| s.same_figures(gpu)) {
-                    return self.trees_us(work, gpu, timing).0;
-                }
-                let t = self.floored(work, gpu, timing);
-                self.within_trained_ridge(work, gpu, timing).map_or(t, |r| t.min(r))
-            })
-            .collect())
+        let (trained, unseen): (Vec<usize>, Vec<usize>) =
+            (0..pairs.len()).partition(|&i| specs.is_empty() || specs.iter().any(|s| s.same_figures(pairs[i].1)));
+        let on = |indices: &[usize]| -> Vec<(&OpWork, &GpuSpec)> {
+            indices.iter().map(|&i| (&pairs[i].0, pairs[i].1)).collect()
+        };
+        for (&i, (t, _)) in trained.iter().zip(self.trees_us(&on(&trained), timing)) {
+            priced[i] = t;
+        }
+        let unseen_pairs = on(&unseen);
+        let mut floored = self.floored(&unseen_pairs, timing);
+        self.within_trained_ridge(&unseen_pairs, timing, &mut floored);
+        for (&i, t) in unseen.iter().zip(floored) {
+            priced[i] = t;
+        }
     }
 
     /// On a GPU never trained on: at most its roofline time over the lowest
@@ -279,34 +296,87 @@ impl OpModel {
     /// worse than the least efficient GPU seen. In the leave-one-GPU-out
     /// sweep this cut the H100's and H200's end-to-end error from 9.0% to
     /// 6.7% on average and moved no NeuSight GPU's by more than 1.2 points.
-    /// It costs up to one more tree walk per trained GPU (0.17 M operators/s
-    /// on the H100 against 1.3 M on the trained GPUs, `tracecast ops bench`).
-    fn floored(&self, work: &OpWork, gpu: &GpuSpec, timing: Timing) -> f64 {
-        let (t, roof) = self.trees_us(work, gpu, timing);
-        // The floor binds only below every trained GPU's utilisation: stop
-        // at the first GPU that is not above this one.
-        let utilisation = roof / t;
-        let mut lowest = f64::INFINITY;
+    /// It costs up to one more tree walk per trained GPU (`tracecast ops
+    /// bench` prints the speed on a GPU the model never trained on).
+    fn floored(&self, pairs: &[(&OpWork, &GpuSpec)], timing: Timing) -> Vec<f64> {
+        let priced = self.trees_us(pairs, timing);
+        let utilisation: Vec<f64> = priced.iter().map(|(t, roof)| roof / t).collect();
+        let mut lowest = vec![f64::INFINITY; pairs.len()];
+        // The floor binds only below every trained GPU's utilisation: a pair
+        // leaves at the first GPU that is not above it.
+        let mut open: Vec<usize> = (0..pairs.len()).collect();
         for g in &self.card.trained_specs {
-            lowest = lowest.min(self.utilisation(work, g, timing));
-            if utilisation >= lowest {
-                return t;
+            if open.is_empty() {
+                break;
             }
+            let on_g: Vec<(&OpWork, &GpuSpec)> = open.iter().map(|&i| (pairs[i].0, g)).collect();
+            let mut still_open = Vec::with_capacity(open.len());
+            for (&i, (t, roof)) in open.iter().zip(self.trees_us(&on_g, timing)) {
+                lowest[i] = lowest[i].min(roof / t);
+                // A NaN utilisation is not above any: it stays open and takes the floor.
+                let not_above = utilisation[i] >= lowest[i];
+                if !not_above {
+                    still_open.push(i);
+                }
+            }
+            open = still_open;
         }
-        roof / lowest
+        let mut floored: Vec<f64> = priced.iter().map(|(t, _)| *t).collect();
+        for i in open {
+            floored[i] = priced[i].1 / lowest[i];
+        }
+        floored
     }
 
     /// A GEMM or convolution on a GPU whose ridge point (peak rate over
     /// bandwidth) is above every trained GPU's: the larger of its time on
     /// the same GPU with the bandwidth that brings its ridge down to the
-    /// trained maximum, and the time to stream its bytes (a copy of them).
-    /// `None` elsewhere. On such a GPU (the L4: about 100 FLOP per byte,
-    /// against at most 38 trained) most convolutions fall below the ridge,
-    /// and the trees price them at the low utilisation of the few
-    /// memory-bound convolutions they learned from, which are small and
-    /// badly tiled: the L4 came out slower than the T4 on ResNet-50
-    /// (`bench/whatif.sh`). Compute and bandwidth each still bound the time.
-    fn within_trained_ridge(&self, work: &OpWork, gpu: &GpuSpec, timing: Timing) -> Option<f64> {
+    /// trained maximum, and the time to stream its bytes (a copy of them),
+    /// where that is below its price in `priced`. On such a GPU (the L4:
+    /// about 100 FLOP per byte, against at most 38 trained) most
+    /// convolutions fall below the ridge, and the trees price them at the
+    /// low utilisation of the few memory-bound convolutions they learned
+    /// from, which are small and badly tiled: the L4 came out slower than
+    /// the T4 on ResNet-50 (`bench/whatif.sh`). Compute and bandwidth each
+    /// still bound the time.
+    fn within_trained_ridge(&self, pairs: &[(&OpWork, &GpuSpec)], timing: Timing, priced: &mut [f64]) {
+        let beyond: Vec<(usize, GpuSpec)> = pairs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (work, gpu))| self.within_ridge(work, gpu).map(|within| (i, within)))
+            .collect();
+        if beyond.is_empty() {
+            return;
+        }
+        // A float32 copy reads and writes 8 bytes per element: as many bytes as the work moves.
+        let streamed: Vec<OpWork> = beyond
+            .iter()
+            .map(|(i, _)| OpWork::copy(pairs[*i].0.bytes / 8.0))
+            .collect();
+        let by_compute = self.floored(
+            &beyond
+                .iter()
+                .map(|(i, within)| (pairs[*i].0, within))
+                .collect::<Vec<_>>(),
+            timing,
+        );
+        let by_streaming = self.floored(
+            &beyond
+                .iter()
+                .zip(&streamed)
+                .map(|((i, _), copy)| (copy, pairs[*i].1))
+                .collect::<Vec<_>>(),
+            timing,
+        );
+        for (((i, _), c), s) in beyond.iter().zip(by_compute).zip(by_streaming) {
+            priced[*i] = priced[*i].min(c.max(s));
+        }
+    }
+
+    /// For matrix work on a GPU whose ridge point is above every trained
+    /// GPU's: the same GPU with its bandwidth raised to bring the ridge down
+    /// to the trained maximum. `None` elsewhere.
+    fn within_ridge(&self, work: &OpWork, gpu: &GpuSpec) -> Option<GpuSpec> {
         if !matches!(work.kind, OpKind::Gemm | OpKind::Conv) {
             return None;
         }
@@ -315,37 +385,30 @@ impl OpModel {
         if !(highest > 0.0 && ridge(gpu) > highest) {
             return None;
         }
-        let within = GpuSpec {
+        Some(GpuSpec {
             bandwidth: gpu.peak_for(work) / highest,
             ..gpu.clone()
-        };
-        // A float32 copy reads and writes 8 bytes per element: as many bytes as the work moves.
-        let streamed = OpWork::copy(work.bytes / 8.0);
-        Some(
-            self.floored(work, &within, timing)
-                .max(self.floored(&streamed, gpu, timing)),
-        )
+        })
     }
 
-    /// The trees' time of `work` on `gpu` in µs, unguarded, and its roofline time.
-    fn trees_us(&self, work: &OpWork, gpu: &GpuSpec, timing: Timing) -> (f64, f64) {
-        let (row, roof) = inputs(work, gpu, timing);
-        (decode(self.forest.predict(&row), roof), roof)
-    }
-
-    /// Roofline time over the trees' time of `work` on `gpu`.
-    fn utilisation(&self, work: &OpWork, gpu: &GpuSpec, timing: Timing) -> f64 {
-        let (t, roof) = self.trees_us(work, gpu, timing);
-        roof / t
+    /// The trees' time of each (work, GPU) pair in µs, unguarded, and its roofline time.
+    fn trees_us(&self, pairs: &[(&OpWork, &GpuSpec)], timing: Timing) -> Vec<(f64, f64)> {
+        let (rows, roofs): (Vec<_>, Vec<f64>) = pairs.iter().map(|(work, gpu)| inputs(work, gpu, timing)).unzip();
+        let scores = self.forest.predict_rows(&rows);
+        scores
+            .into_iter()
+            .zip(roofs)
+            .map(|(score, roof)| (decode(score, roof), roof))
+            .collect()
     }
 
     /// The lowest utilisation of `work` on the trained GPUs.
     #[cfg(test)]
     fn lowest_utilisation(&self, work: &OpWork, timing: Timing) -> f64 {
-        self.card
-            .trained_specs
-            .iter()
-            .map(|g| self.utilisation(work, g, timing))
+        let on: Vec<(&OpWork, &GpuSpec)> = self.card.trained_specs.iter().map(|g| (work, g)).collect();
+        self.trees_us(&on, timing)
+            .into_iter()
+            .map(|(t, roof)| roof / t)
             .fold(f64::INFINITY, f64::min)
     }
 
@@ -487,7 +550,7 @@ mod tests {
             let lowest = model.lowest_utilisation(&w, Timing::Workload);
             let utilisation = new.roofline_us(&w) / t[2];
             assert!(utilisation >= lowest * (1.0 - 1e-12), "{utilisation} < {lowest}");
-            if model.trees_us(&w, &new, Timing::Workload).0 > t[2] * (1.0 + 1e-9) {
+            if model.trees_us(&[(&w, &new)], Timing::Workload)[0].0 > t[2] * (1.0 + 1e-9) {
                 bound += 1;
             }
         }
@@ -526,14 +589,14 @@ mod tests {
             let (c, m) = wide.compute_memory_us(&w);
             assert!(c < m, "memory-bound on the wide GPU");
             let t = model.predict_us(&[(w, &wide)], Timing::Workload).unwrap()[0];
-            let by_compute = model.floored(&w, &within, Timing::Workload);
-            let streamed = model.floored(&OpWork::copy(w.bytes / 8.0), &wide, Timing::Workload);
+            let by_compute = model.floored(&[(&w, &within)], Timing::Workload)[0];
+            let streamed = model.floored(&[(&OpWork::copy(w.bytes / 8.0), &wide)], Timing::Workload)[0];
             assert!(
                 t <= by_compute.max(streamed) * (1.0 + 1e-9),
                 "{t} above {by_compute} and {streamed}"
             );
             assert!(t >= m * (1.0 - 1e-9), "{t} faster than the roofline {m}");
-            if model.floored(&w, &wide, Timing::Workload) > t * (1.0 + 1e-9) {
+            if model.floored(&[(&w, &wide)], Timing::Workload)[0] > t * (1.0 + 1e-9) {
                 moved += 1;
             }
         }
@@ -542,7 +605,7 @@ mod tests {
             "the ridge never moved a price: the test does not exercise it"
         );
         let copy = OpWork::copy(1e6);
-        assert!(model.within_trained_ridge(&copy, &wide, Timing::Workload).is_none());
+        assert!(model.within_ridge(&copy, &wide).is_none());
     }
 
     /// The Rust walk of the trees gives LightGBM's own raw scores, missing
