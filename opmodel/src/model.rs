@@ -343,7 +343,7 @@ impl OpModel {
         let beyond: Vec<(usize, GpuSpec)> = pairs
             .iter()
             .enumerate()
-            .filter_map(|(i, (work, gpu))| self.within_ridge(work, gpu).map(|within| (i, within)))
+            .filter_map(|(i, (work, gpu))| self.spec_within_trained_ridge(work, gpu).map(|within| (i, within)))
             .collect();
         if beyond.is_empty() {
             return;
@@ -376,7 +376,7 @@ impl OpModel {
     /// For matrix work on a GPU whose ridge point is above every trained
     /// GPU's: the same GPU with its bandwidth raised to bring the ridge down
     /// to the trained maximum. `None` elsewhere.
-    fn within_ridge(&self, work: &OpWork, gpu: &GpuSpec) -> Option<GpuSpec> {
+    fn spec_within_trained_ridge(&self, work: &OpWork, gpu: &GpuSpec) -> Option<GpuSpec> {
         if !matches!(work.kind, OpKind::Gemm | OpKind::Conv) {
             return None;
         }
@@ -605,7 +605,7 @@ mod tests {
             "the ridge never moved a price: the test does not exercise it"
         );
         let copy = OpWork::copy(1e6);
-        assert!(model.within_ridge(&copy, &wide).is_none());
+        assert!(model.spec_within_trained_ridge(&copy, &wide).is_none());
     }
 
     /// The Rust walk of the trees gives LightGBM's own raw scores, missing
