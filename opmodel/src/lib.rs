@@ -215,10 +215,7 @@ fn speed(model: &OpModel, collected: &Collected, gpus: &GpuTable) -> Result<Spee
     };
     let pairs: Vec<(OpWork, &GpuSpec)> = works().map(|s| (s.work, &gpus.specs[s.gpu])).collect();
     let trained_seconds = timed(&pairs)?;
-    let new = gpus
-        .specs
-        .iter()
-        .find(|g| !model.card.trained_specs.iter().any(|t| t.same_figures(g)));
+    let new = gpus.specs.iter().find(|g| !model.knows_figures_of(g));
     let unseen = match new {
         Some(g) => {
             let pairs: Vec<(OpWork, &GpuSpec)> = works().map(|s| (s.work, g)).collect();

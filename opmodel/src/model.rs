@@ -273,9 +273,8 @@ impl OpModel {
 
     /// Prices one block of pairs into `priced`.
     fn price_block(&self, pairs: &[(OpWork, &GpuSpec)], timing: Timing, priced: &mut [f64]) {
-        let specs = &self.card.trained_specs;
         let (trained, unseen): (Vec<usize>, Vec<usize>) =
-            (0..pairs.len()).partition(|&i| specs.is_empty() || specs.iter().any(|s| s.same_figures(pairs[i].1)));
+            (0..pairs.len()).partition(|&i| self.knows_figures_of(pairs[i].1));
         let on = |indices: &[usize]| -> Vec<(&OpWork, &GpuSpec)> {
             indices.iter().map(|&i| (&pairs[i].0, pairs[i].1)).collect()
         };
@@ -288,6 +287,13 @@ impl OpModel {
         for (&i, t) in unseen.iter().zip(floored) {
             priced[i] = t;
         }
+    }
+
+    /// Whether `gpu`'s figures are a trained GPU's, so that the trees alone
+    /// price it (no guard): a trained GPU may come back under another name.
+    pub(crate) fn knows_figures_of(&self, gpu: &GpuSpec) -> bool {
+        let specs = &self.card.trained_specs;
+        specs.is_empty() || specs.iter().any(|s| s.same_figures(gpu))
     }
 
     /// On a GPU never trained on: at most its roofline time over the lowest

@@ -8,7 +8,6 @@
 use std::path::{Path, PathBuf};
 
 use crate::ets::read_ets_dir;
-use crate::gpu::GpuSpec;
 use crate::model::FitParams;
 use crate::neusight::read_labels;
 use crate::scored::Scored;
@@ -22,16 +21,6 @@ pub struct SweepResult {
     /// Held-out models.
     pub model_scored: Vec<Scored>,
     pub report: String,
-}
-
-fn same_figures(a: &GpuSpec, b: &GpuSpec) -> bool {
-    GpuSpec {
-        name: String::new(),
-        ..a.clone()
-    } == GpuSpec {
-        name: String::new(),
-        ..b.clone()
-    }
 }
 
 /// `progress` is called with each held-out GPU before its fit.
@@ -71,13 +60,7 @@ pub fn sweep(
         // and MI250) are one GPU to the model: held out together.
         let twins: Vec<&String> = keys
             .iter()
-            .filter(|k| {
-                *k == key
-                    || gpus
-                        .spec(k)
-                        .zip(gpus.spec(key))
-                        .is_some_and(|(a, b)| same_figures(a, b))
-            })
+            .filter(|k| *k == key || gpus.spec(k).zip(gpus.spec(key)).is_some_and(|(a, b)| a.same_figures(b)))
             .collect();
         covered.extend(twins.iter().copied());
         let mut unit: Vec<String> = twins.into_iter().cloned().collect();
