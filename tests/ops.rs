@@ -151,3 +151,83 @@ fn sql_queries_the_public_measurements() {
         "{stderr}"
     );
 }
+
+/// A graph built from a model's configuration does the work of NeuSight's
+/// traced graph of the same configuration: the same matrix FLOPs, and
+/// within a few percent the same bytes, forward and backward, for every
+/// traced configuration of the shared data (BERT, GPT-2, GPT-3, OPT).
+#[test]
+fn graphs_built_from_configurations_match_the_traced_ones() {
+    use std::collections::BTreeMap;
+    use tracecast_opmodel::OpKind;
+    use tracecast_opmodel::architectures::ModelConfig;
+    use tracecast_opmodel::graph::{ModelGraph, read_graph};
+
+    let Some(public) = shared("public") else { return };
+    let neusight = public.join("neusight");
+    // Work per kind and pass: (FLOPs, bytes).
+    let totals = |graph: &ModelGraph, training: bool| {
+        let mut by: BTreeMap<(&'static str, u8), (f64, f64)> = BTreeMap::new();
+        for (w, times) in graph.works(training) {
+            let e = by.entry((w.kind.name(), w.pass as u8)).or_default();
+            e.0 += w.flops * times;
+            e.1 += w.bytes * times;
+        }
+        by
+    };
+    let mut checked = 0;
+    let mut configs = BTreeMap::new();
+    for gpu in std::fs::read_dir(neusight.join("label")).unwrap().flatten() {
+        for file in std::fs::read_dir(gpu.path()).unwrap().flatten() {
+            let path = file.path();
+            let name = path.file_name().unwrap().to_str().unwrap().to_string();
+            let Some(stem) = name.strip_suffix(".csv.gz") else {
+                continue;
+            };
+            let parts: Vec<&str> = stem.split('-').collect();
+            if parts.len() != 4 {
+                continue;
+            }
+            let label: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(path.with_file_name(format!("{stem}.json"))).unwrap())
+                    .unwrap();
+            let Some(layers) = label["num_layer"].as_f64().filter(|&n| n > 0.0) else {
+                continue;
+            };
+            let training = parts[1] == "train";
+            let (seq, batch): (f64, f64) = (parts[2].parse().unwrap(), parts[3].parse().unwrap());
+            let config = configs.entry(parts[0].to_string()).or_insert_with(|| {
+                ModelConfig::read(&neusight.join(format!("DLmodel_configs/{}.json", parts[0]))).unwrap()
+            });
+            let traced = totals(
+                &ModelGraph::of_layer(read_graph(&path, training).unwrap(), layers),
+                training,
+            );
+            let built = totals(&config.graph(batch, seq, training), training);
+            for (key, (flops, bytes)) in &traced {
+                let (bf, bb) = built.get(key).copied().unwrap_or_default();
+                let close = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol * a.abs().max(b.abs()).max(1.0);
+                if key.0 == "gemm" {
+                    assert!(
+                        close(*flops, bf, 1e-9),
+                        "{name}: {key:?} FLOPs {flops} traced, {bf} built"
+                    );
+                }
+                assert!(
+                    close(*bytes, bb, 0.05),
+                    "{name}: {key:?} bytes {bytes} traced, {bb} built"
+                );
+            }
+            assert!(
+                built.keys().all(|k| traced.contains_key(k)),
+                "{name}: built kinds {:?} beyond the traced {:?}",
+                built.keys().collect::<Vec<_>>(),
+                traced.keys().collect::<Vec<_>>()
+            );
+            let gemm = |t: &BTreeMap<(&str, u8), (f64, f64)>| t.get(&(OpKind::Gemm.name(), 0)).map(|v| v.0);
+            assert_eq!(gemm(&traced).is_some(), gemm(&built).is_some());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 80, "only {checked} traced graphs compared");
+}

@@ -8,11 +8,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::OpModelError;
+use crate::architectures::ModelConfig;
 use crate::collect::GpuTable;
 use crate::csvio::csv_files;
 use crate::ets;
 use crate::features::Timing;
-use crate::graph::{Node, read_graph};
+use crate::graph::{ModelGraph, Node, read_graph};
 use crate::model::OpModel;
 use crate::neusight::{Label, read_labels, read_per_op, shape_columns};
 use crate::scored::{Evaluation, Scored};
@@ -166,20 +167,36 @@ fn graph_index(train: &Path, eval: &Path) -> BTreeMap<String, PathBuf> {
     index
 }
 
-/// The works of a graph's nodes, each with how many times the full model
-/// runs it (`num_layer` for the repeated layer, else 1). Nodes that launch
-/// nothing cost nothing in a real run (timed alone, each shows ~10 µs of
-/// host time that a running model hides).
-pub fn graph_works(nodes: &[Node], num_layer: f64, training: bool) -> Vec<(OpWork, f64)> {
-    let mut works = Vec::with_capacity(nodes.len() * 2);
-    for n in nodes.iter().filter(|n| n.work.kind != crate::work::OpKind::NoWork) {
-        let times = if n.in_layer { num_layer } else { 1.0 };
-        works.push((n.work, times));
-        if training && n.has_backward {
-            works.push((n.work.backward(), times));
+/// Model configurations (`neusight/DLmodel_configs/<model>.json`) by model
+/// name, the evaluation directory's first.
+fn config_index(train: &Path, eval: &Path) -> BTreeMap<String, PathBuf> {
+    let mut index = BTreeMap::new();
+    for root in [train, eval] {
+        let Ok(files) = std::fs::read_dir(root.join("neusight").join("DLmodel_configs")) else {
+            continue;
+        };
+        for f in files.flatten() {
+            let p = f.path();
+            if let Some(stem) = p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".json"))
+            {
+                index.insert(stem.to_string(), p);
+            }
         }
     }
-    works
+    index
+}
+
+/// Where a label's graph comes from.
+#[derive(Debug)]
+enum GraphSource {
+    /// NeuSight's traced one-layer graph; the layer runs `num_layer` times.
+    Traced { path: PathBuf, num_layer: u64 },
+    /// Built from the model's configuration (a model or configuration with
+    /// no traced graph, or a label with no layer count: Switch).
+    Config(PathBuf),
 }
 
 fn end_to_end(
@@ -196,6 +213,7 @@ fn end_to_end(
         .filter(|l| wanted(&l.gpu) || wanted(&l.model_key()))
         .collect();
     let graphs = graph_index(train, eval);
+    let configs = config_index(train, eval);
     // Layer counts by model, for labels whose own is missing (NeuSight's
     // multi-GPU labels write 0).
     let mut layers: BTreeMap<String, f64> = BTreeMap::new();
@@ -207,19 +225,37 @@ fn end_to_end(
     let path = out.join("neusight_e2e.csv");
     let mut w = create(&path)?;
     writeln!(w, "gpu,model,mode,seqlen,batch,option,predicted_ms").map_err(write_err(&path))?;
-    let mut cache: BTreeMap<(PathBuf, bool), Vec<Node>> = BTreeMap::new();
+    let mut traced: BTreeMap<(PathBuf, bool), Vec<Node>> = BTreeMap::new();
     for label in &labels {
         let parallel = Parallel::of(&label.option);
+        let training = label.mode == "train";
         let priced = parallel.priced_label(label, &layers);
-        let predicted = match priced.and_then(|priced| graph_for(&priced, &graphs, gpus)) {
-            Ok((graph, spec, num_layer)) => {
-                let training = label.mode == "train";
-                let key = (graph, training);
-                if !cache.contains_key(&key) {
-                    let nodes = read_graph(&key.0, training)?;
-                    cache.insert(key.clone(), nodes);
+        let graph = priced.and_then(|priced| {
+            let (source, spec) = graph_for(&priced, &graphs, &configs, gpus)?;
+            let graph = match source {
+                GraphSource::Traced { path, num_layer } => {
+                    let key = (path, training);
+                    if !traced.contains_key(&key) {
+                        let nodes = read_graph(&key.0, training).map_err(|e| e.to_string())?;
+                        traced.insert(key.clone(), nodes);
+                    }
+                    ModelGraph::of_layer(traced[&key].clone(), num_layer as f64)
                 }
-                let works = graph_works(&cache[&key], num_layer, training);
+                GraphSource::Config(path) => {
+                    let config = ModelConfig::read(&path).map_err(|e| e.to_string())?;
+                    ev.notes.push(format!(
+                        "{}: no traced graph with a layer count: built from {}",
+                        label.path.display(),
+                        path.display()
+                    ));
+                    config.graph(f64::from(priced.batch), f64::from(priced.seqlen), training)
+                }
+            };
+            Ok((graph, spec))
+        });
+        let predicted = match graph {
+            Ok((graph, spec)) => {
+                let works = graph.works(training);
                 let pairs: Vec<(OpWork, &_)> = works.iter().map(|(wk, _)| (*wk, spec)).collect();
                 let us = model.predict_us(&pairs, Timing::Workload)?;
                 ev.ops_predicted += us.len();
@@ -331,26 +367,48 @@ impl Parallel {
     }
 }
 
-/// A label's graph, GPU and layer count, or why it cannot be predicted.
+/// A label's graph and GPU, or why it cannot be predicted: the traced graph
+/// beside it or of the same configuration in either directory, where the
+/// label gives its layer count; else one built from the model's configuration.
 fn graph_for<'a>(
     label: &Label,
     graphs: &BTreeMap<String, PathBuf>,
+    configs: &BTreeMap<String, PathBuf>,
     gpus: &'a GpuTable,
-) -> Result<(PathBuf, &'a crate::GpuSpec, f64), String> {
+) -> Result<(GraphSource, &'a crate::GpuSpec), String> {
     let spec = gpus
         .spec(&label.gpu)
         .ok_or_else(|| format!("no spec sheet for GPU {}", label.gpu))?;
-    let num_layer = label.num_layer.ok_or("its `num_layer` is null")?;
     let beside = label.graph_path();
-    let graph = if beside.is_file() {
-        beside
+    let traced = if beside.is_file() {
+        Some(beside)
     } else {
-        graphs
-            .get(&label.config_stem())
-            .cloned()
-            .ok_or_else(|| format!("no per-node graph for {} in either directory", label.config_stem()))?
+        graphs.get(&label.config_stem()).cloned()
     };
-    Ok((graph, spec, num_layer))
+    let layers = label.num_layer.filter(|&n| n >= 1.0 && n.fract() == 0.0);
+    let source = match (traced, layers) {
+        (Some(path), Some(n)) => GraphSource::Traced {
+            path,
+            num_layer: n as u64,
+        },
+        (traced, _) => match configs.get(&label.model) {
+            Some(config) => GraphSource::Config(config.clone()),
+            None if traced.is_some() => {
+                return Err(format!(
+                    "its `num_layer` is missing and there is no configuration for model {} to build its graph from",
+                    label.model
+                ));
+            }
+            None => {
+                return Err(format!(
+                    "no per-node graph for {} in either directory, and no configuration for model {} (DLmodel_configs)",
+                    label.config_stem(),
+                    label.model
+                ));
+            }
+        },
+    };
+    Ok((source, spec))
 }
 
 #[cfg(test)]

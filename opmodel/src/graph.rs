@@ -34,6 +34,63 @@ pub struct Node {
     pub has_backward: bool,
 }
 
+impl Node {
+    /// A node of a graph built from a model's configuration: `called` as
+    /// [`call_work`] takes it, no measured latency.
+    pub(crate) fn call(op: &str, called: &str, inputs: Vec<Vec<f64>>, output: Vec<f64>, training: bool) -> Node {
+        let work = call_work(op, called, &inputs, &output, training);
+        Node {
+            name: called.to_string(),
+            fx_op: op.to_string(),
+            target: called.to_string(),
+            input_shapes: inputs,
+            output_shape: output,
+            work,
+            in_layer: false,
+            fw_ms: None,
+            bw_ms: None,
+            has_backward: has_backward(&work, &called.to_ascii_lowercase()),
+        }
+    }
+}
+
+/// A whole model's nodes, each with how many times one pass runs it.
+#[derive(Clone, Debug, Default)]
+pub struct ModelGraph {
+    pub nodes: Vec<(Node, f64)>,
+}
+
+impl ModelGraph {
+    /// NeuSight's one-layer graphs: the layer's nodes run `num_layer` times,
+    /// the others (embeddings, head) once.
+    pub fn of_layer(nodes: Vec<Node>, num_layer: f64) -> ModelGraph {
+        ModelGraph {
+            nodes: nodes
+                .into_iter()
+                .map(|n| {
+                    let times = if n.in_layer { num_layer } else { 1.0 };
+                    (n, times)
+                })
+                .collect(),
+        }
+    }
+
+    /// The work of every node that launches some, with its count; in
+    /// training, the backward of every node that has one. Nodes that launch
+    /// nothing cost nothing in a real run (timed alone, each shows ~10 µs of
+    /// host time that a running model hides).
+    pub fn works(&self, training: bool) -> Vec<(OpWork, f64)> {
+        let mut works = Vec::with_capacity(self.nodes.len() * 2);
+        for (n, times) in self.nodes.iter().filter(|(n, _)| n.work.kind != OpKind::NoWork) {
+            works.push((n.work, *times));
+            if training && n.has_backward {
+                works.push((n.work.backward(), *times));
+            }
+        }
+        works
+    }
+}
+
 /// A tensor shape list as FX writes it: `[[16, 512], [1]]`, `(16, 512)`, `[]`.
 fn parse_shapes(text: &str) -> Vec<Vec<f64>> {
     let mut shapes = Vec::new();
@@ -130,9 +187,27 @@ fn function_name(target: &str) -> &str {
     t
 }
 
+/// What a node calls: the module's class for `call_module` (`Linear`,
+/// `LayerNorm`), else the function or method name in lower case (`add`,
+/// `matmul`, `softmax`).
+fn called_name(op: &str, target: &str, meta: &str) -> String {
+    if op == "call_module" {
+        module_class(meta).to_string()
+    } else {
+        function_name(target).to_ascii_lowercase()
+    }
+}
+
 /// The work of one node. `training`: dropout does work (in inference it is
 /// the identity).
 fn node_work(op: &str, target: &str, meta: &str, inputs: &[Vec<f64>], output: &[f64], training: bool) -> OpWork {
+    call_work(op, &called_name(op, target, meta), inputs, output, training)
+}
+
+/// The work of a call of `called` (see [`called_name`]) with these shapes:
+/// the one mapping from an FX node to work, for NeuSight's traced graphs and
+/// for graphs built from a model's configuration alike.
+pub(crate) fn call_work(op: &str, called: &str, inputs: &[Vec<f64>], output: &[f64], training: bool) -> OpWork {
     let out_n = numel(output);
     let first = inputs.first().map(Vec::as_slice).unwrap_or(&[]);
     let tensor_inputs = inputs.iter().filter(|s| numel(s) > 1.0).count() as f64;
@@ -151,11 +226,10 @@ fn node_work(op: &str, target: &str, meta: &str, inputs: &[Vec<f64>], output: &[
             OpWork::no_work()
         }
     };
-    let name = function_name(target).to_ascii_lowercase();
-    let name = name.as_str();
+    let name = called;
     let is = |names: &[&str]| names.contains(&name);
     match op {
-        "call_module" => match module_class(meta) {
+        "call_module" => match called {
             "Linear" | "Conv1D" => linear(
                 first.last().copied().unwrap_or(0.0),
                 output.last().copied().unwrap_or(0.0),
@@ -202,6 +276,8 @@ fn node_work(op: &str, target: &str, meta: &str, inputs: &[Vec<f64>], output: &[
                 "bool",
                 "half",
                 "clone",
+                "cat",
+                "stack",
             ]) {
                 if out_n > 1.0 {
                     OpWork::copy(out_n)
@@ -250,6 +326,15 @@ fn node_work(op: &str, target: &str, meta: &str, inputs: &[Vec<f64>], output: &[
                 "rsqrt",
                 "sqrt",
                 "exp",
+                "abs",
+                "log",
+                "sin",
+                "cos",
+                "erf",
+                "clamp",
+                "minimum",
+                "maximum",
+                "reciprocal",
             ]) {
                 elementwise(EwFunc::from_name(name))
             } else {

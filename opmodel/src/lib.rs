@@ -3,6 +3,7 @@
 //! trained on public measurements (NeuSight, ETS) and used to price traces
 //! on other GPUs and batch sizes.
 
+pub mod architectures;
 mod collect;
 mod csvio;
 mod error;

@@ -325,6 +325,39 @@ fn a_label_folder_without_a_spec_sheet_uses_the_built_in_profile() {
     assert!(h100 > 0.0, "{e2e}\n{:?}", run.evaluation.notes);
 }
 
+/// A label with no traced graph anywhere (a model only its configuration
+/// describes) is priced from a graph built from that configuration, which
+/// the evaluation directory may carry; a label whose model has neither is
+/// reported as not predicted, with the reason, and its row left empty.
+#[test]
+fn a_model_without_a_traced_graph_is_priced_from_its_configuration() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train");
+    public_dir(&train, true);
+    let eval = dir.path().join("eval");
+    write(
+        &eval.join("neusight/DLmodel_configs/tinygpt.json"),
+        r#"{"model_type": "gpt2", "n_embd": 256, "n_head": 4, "n_layer": 2, "vocab_size": 1000}"#,
+    );
+    for name in ["tinygpt-inf-128-2", "tinygpt-train-128-2", "mystery-inf-128-2"] {
+        write(&eval.join(format!("neusight/label/GPU_A/{name}.json")), r#"{"num_layer": null}"#);
+    }
+    let out = dir.path().join("out");
+    let run = small_run(&train, &eval, &out);
+    let e2e = std::fs::read_to_string(out.join("neusight_e2e.csv")).unwrap();
+    let ms = |prefix: &str| -> Option<f64> {
+        let line = e2e.lines().find(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("{prefix}: {e2e}"));
+        line.rsplit(',').next().unwrap().parse().ok()
+    };
+    let inference = ms("GPU_A,tinygpt,inf,128,2,,").expect("inference priced");
+    let training = ms("GPU_A,tinygpt,train,128,2,,").expect("training priced");
+    assert!(inference > 0.0 && training > inference, "{e2e}");
+    assert_eq!(ms("GPU_A,mystery,inf,128,2,,"), None, "{e2e}");
+    let notes = run.evaluation.notes.join("\n");
+    assert!(notes.contains("tinygpt.json"), "{notes}");
+    assert!(notes.contains("mystery-inf-128-2.json: not predicted") && notes.contains("DLmodel_configs"), "{notes}");
+}
+
 /// `--extra`: a second directory's measurements join the fit, its GPUs
 /// join the card, and a held-out GPU stays out of both directories.
 #[test]

@@ -1,0 +1,138 @@
+use std::path::Path;
+
+use super::*;
+use crate::work::OpKind;
+
+fn config(json: &str) -> ModelConfig {
+    ModelConfig::parse("test", json, Path::new("test.json")).unwrap()
+}
+
+/// FLOPs of the graph's matrix products, forward only.
+fn gemm_flops(graph: &ModelGraph) -> f64 {
+    graph
+        .works(false)
+        .iter()
+        .filter(|(w, _)| w.kind == OpKind::Gemm)
+        .map(|(w, times)| w.flops * times)
+        .sum()
+}
+
+const GPT2_SMALL: &str = r#"{"model_type": "gpt2", "n_embd": 768, "n_head": 12, "n_layer": 12,
+    "vocab_size": 50257, "activation_function": "gelu_new", "n_inner": null}"#;
+
+/// A GPT-2 forward pass does 24·t·d² per layer in its four projections and
+/// 4·b·s²·d in attention, plus the vocabulary projection.
+#[test]
+fn gpt2_matrix_work_is_the_textbook_count() {
+    let m = config(GPT2_SMALL);
+    let (b, s, d, l, v) = (4.0, 1024.0, 768.0, 12.0, 50257.0);
+    let t = b * s;
+    let expected = l * (24.0 * t * d * d + 4.0 * b * s * s * d) + 2.0 * t * d * v;
+    let got = gemm_flops(&m.graph(b, s, false));
+    assert!((got / expected - 1.0).abs() < 1e-9, "{got} vs {expected}");
+}
+
+/// Training adds every backward but the additions', copies' and creations';
+/// a GEMM's backward is twice its forward.
+#[test]
+fn training_adds_backward_work() {
+    let m = config(GPT2_SMALL);
+    let g = m.graph(2.0, 512.0, true);
+    let forward: f64 = g.works(false).iter().map(|(w, n)| w.flops * n).sum();
+    let gemm_fw = gemm_flops(&g);
+    let all: f64 = g.works(true).iter().map(|(w, n)| w.flops * n).sum();
+    assert!(all >= forward + 2.0 * gemm_fw * (1.0 - 1e-9));
+    // Dropout does work in training only.
+    let dropouts = |training: bool| {
+        m.graph(2.0, 512.0, training)
+            .nodes
+            .iter()
+            .filter(|(n, _)| n.target == "Dropout" && n.work.kind != OpKind::NoWork)
+            .count()
+    };
+    assert_eq!(dropouts(false), 0);
+    assert!(dropouts(true) > 0);
+}
+
+#[test]
+fn bert_heads_follow_the_mode() {
+    let m = config(
+        r#"{"model_type": "bert", "hidden_size": 1024, "num_attention_heads": 16,
+            "num_hidden_layers": 24, "intermediate_size": 4096, "vocab_size": 30522, "hidden_act": "gelu"}"#,
+    );
+    let vocab_head = |training: bool| {
+        m.graph(2.0, 512.0, training)
+            .nodes
+            .iter()
+            .any(|(n, _)| n.output_shape.last() == Some(&30522.0))
+    };
+    // Pre-training predicts the vocabulary; sequence classification two labels.
+    assert!(vocab_head(true));
+    assert!(!vocab_head(false));
+}
+
+#[test]
+fn opt_projects_embeddings_only_where_their_width_differs() {
+    let narrow = r#"{"model_type": "opt", "hidden_size": 512, "num_attention_heads": 8, "num_hidden_layers": 1,
+        "ffn_dim": 2048, "word_embed_proj_dim": 2048, "vocab_size": 50272}"#;
+    let linears = |json: &str| {
+        config(json)
+            .graph(1.0, 128.0, false)
+            .nodes
+            .iter()
+            .filter(|(n, _)| n.target == "Linear")
+            .count()
+    };
+    // Per layer q, k, v, out, fc1, fc2; the head; and with a projection, two more.
+    assert_eq!(linears(narrow), 6 + 1 + 2);
+    assert_eq!(linears(&narrow.replace("2048, \"vocab", "512, \"vocab")), 6 + 1);
+}
+
+const SWITCH: &str = r#"{"model_type": "switch_transformers", "d_model": 1024, "d_kv": 128, "d_ff": 16384,
+    "num_heads": 32, "num_layers": 24, "num_decoder_layers": 24, "num_experts": 4, "expert_capacity": 64,
+    "encoder_sparse_step": 2, "decoder_sparse_step": 2, "vocab_size": 32128, "dense_act_fn": "relu",
+    "is_gated_act": false}"#;
+
+#[test]
+fn switch_places_sparse_layers_as_hugging_face_does() {
+    assert_eq!(switch::Switch::sparse_layers(24.0, 2.0), 12.0);
+    assert_eq!(switch::Switch::sparse_layers(24.0, 1.0), 24.0);
+    assert_eq!(switch::Switch::sparse_layers(24.0, 0.0), 0.0);
+    assert_eq!(switch::Switch::sparse_layers(3.0, 4.0), 1.0);
+}
+
+/// NeuSight's dispatch runs each expert on `batch x capacity` rows: past
+/// the capacity, a longer sequence adds no expert work, while the dense
+/// layers' work grows with it.
+#[test]
+fn switch_expert_work_stops_growing_at_the_capacity() {
+    let m = config(SWITCH);
+    let expert_flops = |seq: f64| -> f64 {
+        m.graph(2.0, seq, false)
+            .nodes
+            .iter()
+            .filter(|(n, _)| n.target == "Linear" && n.input_shapes[0][0] == 2.0 * 64.0)
+            .map(|(n, times)| n.work.flops * times)
+            .sum()
+    };
+    assert!(expert_flops(512.0) > 0.0);
+    assert_eq!(expert_flops(512.0), expert_flops(2048.0));
+    let all = |seq: f64| gemm_flops(&m.graph(2.0, seq, false));
+    assert!(all(2048.0) > 3.0 * all(512.0));
+}
+
+#[test]
+fn bad_configurations_name_the_field() {
+    let err = ModelConfig::parse("m", r#"{"model_type": "gpt2", "n_embd": 768}"#, Path::new("m.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("m.json") && err.contains("n_head"), "{err}");
+    let err = ModelConfig::parse("m", r#"{"model_type": "llama"}"#, Path::new("m.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("`llama`"), "{err}");
+    let err = ModelConfig::parse("m", r#"{"model_type": "gpt2", "n_embd": -3}"#, Path::new("m.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("n_embd"), "{err}");
+}
