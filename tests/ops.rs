@@ -231,3 +231,91 @@ fn graphs_built_from_configurations_match_the_traced_ones() {
     }
     assert!(checked >= 80, "only {checked} traced graphs compared");
 }
+
+/// `ops price`: a model priced from its configuration on GPUs named or
+/// given as spec sheets; newer GPUs are faster, a doubled batch costs more
+/// but less than twice where the GPU is busy, and errors name the file.
+#[test]
+fn ops_price_prices_a_configuration_on_several_gpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gpt2_med.json");
+    std::fs::write(
+        &config,
+        r#"{"model_type": "gpt2", "n_embd": 1024, "n_head": 16, "n_layer": 24, "vocab_size": 50257,
+            "activation_function": "gelu_new"}"#,
+    )
+    .unwrap();
+    let sheet = dir.path().join("NVIDIA_L40.json");
+    std::fs::write(
+        &sheet,
+        r#"{"Device":"NVIDIA L40","Dev_Mem":48,"Mem_Bw":864,"Num_Sm":142,"Core_Per_SM":128,"Freq":2490,"SingleFLOPs":90520,"L2Cache":96}"#,
+    )
+    .unwrap();
+    let run = tracecast(&[
+        "ops",
+        "price",
+        "--config",
+        s(&config),
+        "--gpu",
+        "T4",
+        "--gpu",
+        "V100",
+        "--gpu",
+        "H100",
+        "--gpu",
+        s(&sheet),
+        "--batch-size",
+        "4,8",
+        "--seqlen",
+        "1024",
+        "--mode",
+        "train",
+        "--format",
+        "csv",
+    ]);
+    let (stdout, stderr) = text(&run);
+    assert!(run.status.success(), "{stderr}");
+    let mut rows = csv::Reader::from_reader(stdout.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let total = |gpu: &str, batch: &str| -> f64 {
+        csv::Reader::from_reader(stdout.as_bytes())
+            .records()
+            .map(|r| r.unwrap())
+            .find(|r| r[col("gpu")].contains(gpu) && &r[col("batch")] == batch)
+            .unwrap_or_else(|| panic!("{gpu} {batch}: {stdout}"))[col("total_ms")]
+        .parse()
+        .unwrap()
+    };
+    assert_eq!(rows.records().count(), 8, "{stdout}");
+    for batch in ["4", "8"] {
+        assert!(total("T4", batch) > total("V100", batch), "{stdout}");
+        assert!(total("V100", batch) > total("H100", batch), "{stdout}");
+        assert!(total("L40", batch) > 0.0, "{stdout}");
+    }
+    for gpu in ["T4", "V100", "H100"] {
+        let ratio = total(gpu, "8") / total(gpu, "4");
+        assert!(
+            (1.3..=2.1).contains(&ratio),
+            "{gpu}: batch 8 / batch 4 = {ratio}\n{stdout}"
+        );
+    }
+    // A configuration tracecast cannot build a graph for names the file and the type.
+    std::fs::write(&config, r#"{"model_type": "llama", "hidden_size": 4096}"#).unwrap();
+    let run = tracecast(&[
+        "ops",
+        "price",
+        "--config",
+        s(&config),
+        "--gpu",
+        "H100",
+        "--seqlen",
+        "128",
+    ]);
+    let (_, stderr) = text(&run);
+    assert!(!run.status.success());
+    assert!(
+        stderr.contains("gpt2_med.json") && stderr.contains("`llama`"),
+        "{stderr}"
+    );
+}

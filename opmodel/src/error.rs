@@ -17,6 +17,8 @@ pub enum OpModelError {
     Layout { path: PathBuf, reason: String },
     #[error(transparent)]
     Hardware(#[from] tracecast_schemas::hardware::HardwareError),
+    #[error(transparent)]
+    GpuLookup(#[from] tracecast_schemas::hardware::GpuLookupError),
     #[error("LightGBM: {0}")]
     LightGbm(String),
 }

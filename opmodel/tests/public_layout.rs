@@ -340,13 +340,19 @@ fn a_model_without_a_traced_graph_is_priced_from_its_configuration() {
         r#"{"model_type": "gpt2", "n_embd": 256, "n_head": 4, "n_layer": 2, "vocab_size": 1000}"#,
     );
     for name in ["tinygpt-inf-128-2", "tinygpt-train-128-2", "mystery-inf-128-2"] {
-        write(&eval.join(format!("neusight/label/GPU_A/{name}.json")), r#"{"num_layer": null}"#);
+        write(
+            &eval.join(format!("neusight/label/GPU_A/{name}.json")),
+            r#"{"num_layer": null}"#,
+        );
     }
     let out = dir.path().join("out");
     let run = small_run(&train, &eval, &out);
     let e2e = std::fs::read_to_string(out.join("neusight_e2e.csv")).unwrap();
     let ms = |prefix: &str| -> Option<f64> {
-        let line = e2e.lines().find(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("{prefix}: {e2e}"));
+        let line = e2e
+            .lines()
+            .find(|l| l.starts_with(prefix))
+            .unwrap_or_else(|| panic!("{prefix}: {e2e}"));
         line.rsplit(',').next().unwrap().parse().ok()
     };
     let inference = ms("GPU_A,tinygpt,inf,128,2,,").expect("inference priced");
@@ -355,7 +361,10 @@ fn a_model_without_a_traced_graph_is_priced_from_its_configuration() {
     assert_eq!(ms("GPU_A,mystery,inf,128,2,,"), None, "{e2e}");
     let notes = run.evaluation.notes.join("\n");
     assert!(notes.contains("tinygpt.json"), "{notes}");
-    assert!(notes.contains("mystery-inf-128-2.json: not predicted") && notes.contains("DLmodel_configs"), "{notes}");
+    assert!(
+        notes.contains("mystery-inf-128-2.json: not predicted") && notes.contains("DLmodel_configs"),
+        "{notes}"
+    );
 }
 
 /// `--extra`: a second directory's measurements join the fit, its GPUs

@@ -5,7 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use tracecast_opmodel::{FitParams, PublicOptions, run_public, sweep, train_to_file};
+use tracecast_opmodel::{
+    FitParams, ModelPrice, PriceJob, PublicOptions, price_model, run_public, sweep, train_to_file,
+};
 
 use crate::progress::Ui;
 
@@ -20,6 +22,7 @@ pub enum OpsCommand {
     Train(TrainArgs),
     Bench(BenchArgs),
     Sweep(SweepArgs),
+    Price(PriceArgs),
 }
 
 /// LightGBM settings shared by the subcommands.
@@ -136,6 +139,111 @@ pub struct SweepArgs {
     fit: FitArgs,
 }
 
+/// Price a transformer from its Hugging Face configuration on one or more
+/// GPUs: the graph a forward (and, with --mode train, backward) pass runs,
+/// built from the config (gpt2 and its GPT-3 sizes, bert, opt,
+/// switch_transformers, as NeuSight runs them: float32, eager attention),
+/// each node priced by the op model. Device time of one pass, as NeuSight's
+/// labels measure it: no optimizer, data loading or host time, no overlap.
+///
+/// Example:
+///   tracecast ops price --config ../shared/public/neusight/DLmodel_configs/gpt3_xl.json \
+///       --gpu V100 --gpu A100-PCIE-40GB --gpu H100 --batch-size 1,2,4 --seqlen 2048 --mode train
+#[derive(Args)]
+#[command(verbatim_doc_comment)]
+pub struct PriceArgs {
+    /// The model's Hugging Face config.json.
+    #[arg(long, value_name = "FILE")]
+    config: PathBuf,
+    /// GPU: a hardware profile's name or short name (H100, V100), or a
+    /// profile / NeuSight spec-sheet file. Repeatable.
+    #[arg(long, required = true)]
+    gpu: Vec<String>,
+    /// Batch sizes (sequences per pass).
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    batch_size: Vec<u32>,
+    /// Tokens per sequence.
+    #[arg(long)]
+    seqlen: u32,
+    /// `train`: forward and backward; `inf`: forward only.
+    #[arg(long, value_parser = ["train", "inf"], default_value = "train")]
+    mode: String,
+    /// Op model [default: the built-in one].
+    #[arg(long, value_name = "FILE")]
+    op_model: Option<PathBuf>,
+    /// Hardware profiles directory [default: the built-in catalog, fixtures/hardware].
+    #[arg(long, value_name = "DIR")]
+    hardware: Option<PathBuf>,
+    /// `table` (markdown) or `csv`.
+    #[arg(long, value_parser = ["table", "csv"], default_value = "table")]
+    format: String,
+}
+
+/// The priced passes as a markdown table or CSV.
+fn render_price(price: &ModelPrice, csv: bool) -> String {
+    let kinds: Vec<&str> = {
+        let mut k: Vec<&str> = price.passes.iter().flat_map(|p| p.by_kind.keys().copied()).collect();
+        k.sort();
+        k.dedup();
+        k
+    };
+    let mut out = String::new();
+    if csv {
+        out.push_str("model,gpu,batch,seqlen,mode,forward_ms,backward_ms,total_ms,tokens_per_s");
+        for k in &kinds {
+            out.push_str(&format!(",{k}_ms"));
+        }
+        out.push('\n');
+    } else {
+        out.push_str(&format!(
+            "{} ({}), {}, {} tokens per sequence\n\n| GPU | batch | forward ms | backward ms | total ms | tokens/s | largest share |\n|---|---:|---:|---:|---:|---:|---|\n",
+            price.model,
+            price.described,
+            if price.training { "forward + backward" } else { "forward only" },
+            price.seqlen
+        ));
+    }
+    for p in &price.passes {
+        let tokens_per_s = f64::from(p.batch) * f64::from(price.seqlen) / (p.total_ms() / 1e3);
+        if csv {
+            out.push_str(&format!(
+                "{},{},{},{},{},{:.4},{:.4},{:.4},{:.1}",
+                price.model,
+                p.gpu,
+                p.batch,
+                price.seqlen,
+                if price.training { "train" } else { "inf" },
+                p.forward_ms,
+                p.backward_ms,
+                p.total_ms(),
+                tokens_per_s
+            ));
+            for k in &kinds {
+                out.push_str(&format!(",{:.4}", p.by_kind.get(k).copied().unwrap_or(0.0)));
+            }
+            out.push('\n');
+        } else {
+            let (kind, ms) = p
+                .by_kind
+                .iter()
+                .max_by(|a, b| a.1.total_cmp(b.1))
+                .map_or(("-", 0.0), |(k, v)| (*k, *v));
+            out.push_str(&format!(
+                "| {} | {} | {:.2} | {:.2} | {:.2} | {:.0} | {} {:.0}% |\n",
+                p.gpu,
+                p.batch,
+                p.forward_ms,
+                p.backward_ms,
+                p.total_ms(),
+                tokens_per_s,
+                kind,
+                100.0 * ms / p.total_ms().max(1e-12)
+            ));
+        }
+    }
+    out
+}
+
 pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
     match command {
         OpsCommand::Train(args) => {
@@ -202,6 +310,22 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
             println!("wrote {}:", args.out.display());
             for f in run.evaluation.files.iter().chain([&report_path]) {
                 println!("  {}", f.display());
+            }
+        }
+        OpsCommand::Price(args) => {
+            let price = price_model(&PriceJob {
+                config: &args.config,
+                gpus: &args.gpu,
+                hardware_dir: args.hardware.as_deref(),
+                batch_sizes: &args.batch_size,
+                seqlen: args.seqlen,
+                training: args.mode == "train",
+                op_model: args.op_model.as_deref(),
+            })
+            .with_context(|| format!("pricing {}", args.config.display()))?;
+            print!("{}", render_price(&price, args.format == "csv"));
+            if args.format == "table" {
+                println!("\nop model trained on: {}", price.op_model_trained_on.join("; "));
             }
         }
         OpsCommand::Sweep(args) => {

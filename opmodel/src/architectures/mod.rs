@@ -122,6 +122,19 @@ impl ModelConfig {
         })
     }
 
+    /// The architecture and its size, in a few words (`gpt2, 24 layers`).
+    pub fn describe(&self) -> String {
+        match &self.architecture {
+            Architecture::Gpt2(m) => format!("gpt2, {} layers, hidden {}", m.layers, m.hidden),
+            Architecture::Bert(m) => format!("bert, {} layers, hidden {}", m.layers, m.hidden),
+            Architecture::Opt(m) => format!("opt, {} layers, hidden {}", m.layers, m.hidden),
+            Architecture::Switch(m) => format!(
+                "switch_transformers, {}+{} layers, {} experts, d_model {}",
+                m.encoder_layers, m.decoder_layers, m.experts, m.d_model
+            ),
+        }
+    }
+
     /// The nodes one forward pass (and, in training, its backward) runs on
     /// `batch` sequences of `seqlen` tokens, each with its count.
     pub fn graph(&self, batch: f64, seqlen: f64, training: bool) -> ModelGraph {

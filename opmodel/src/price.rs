@@ -1,0 +1,133 @@
+//! A transformer's forward (and backward) pass on any GPU from its Hugging
+//! Face configuration, priced node by node by the op model:
+//! `tracecast ops price`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use tracecast_schemas::hardware::{catalog_or_builtin, lookup_gpu};
+
+use crate::OpModelError;
+use crate::architectures::ModelConfig;
+use crate::features::Timing;
+use crate::gpu::GpuSpec;
+use crate::model::OpModel;
+use crate::shipped::shipped_model;
+use crate::work::{OpWork, Pass};
+
+/// What to price: one model configuration at each batch size on each GPU.
+pub struct PriceJob<'a> {
+    /// A Hugging Face `config.json` (gpt2, bert, opt, switch_transformers).
+    pub config: &'a Path,
+    /// `--gpu` arguments: a name, a short name (`H100`), or a profile or
+    /// NeuSight spec-sheet file.
+    pub gpus: &'a [String],
+    /// Hardware profiles to resolve names in (the built-in ones when `None`).
+    pub hardware_dir: Option<&'a Path>,
+    pub batch_sizes: &'a [u32],
+    pub seqlen: u32,
+    /// Forward and backward (as NeuSight times training), else forward only.
+    pub training: bool,
+    /// An op-model file (the built-in model when `None`).
+    pub op_model: Option<&'a Path>,
+}
+
+/// One (GPU, batch) priced.
+#[derive(Clone, Debug)]
+pub struct PricedPass {
+    pub gpu: String,
+    pub batch: u32,
+    pub forward_ms: f64,
+    /// 0 for inference.
+    pub backward_ms: f64,
+    /// Milliseconds by operator kind (`gemm`, `elementwise`, ...), both passes.
+    pub by_kind: BTreeMap<&'static str, f64>,
+}
+
+impl PricedPass {
+    pub fn total_ms(&self) -> f64 {
+        self.forward_ms + self.backward_ms
+    }
+}
+
+/// Every (GPU, batch) of a job, GPUs in the order asked.
+#[derive(Clone, Debug)]
+pub struct ModelPrice {
+    pub model: String,
+    /// The architecture and layer count, for the report's heading.
+    pub described: String,
+    pub seqlen: u32,
+    pub training: bool,
+    /// What the op model was trained on, one line each.
+    pub op_model_trained_on: Vec<String>,
+    pub passes: Vec<PricedPass>,
+}
+
+/// Prices `job`: builds the model's graph at each batch size and prices
+/// its nodes on each GPU.
+pub fn price_model(job: &PriceJob<'_>) -> Result<ModelPrice, OpModelError> {
+    if job.gpus.is_empty() || job.batch_sizes.is_empty() || job.seqlen == 0 {
+        return Err(OpModelError::Spec {
+            gpu: job.gpus.join(","),
+            reason: "a price needs at least one GPU, one batch size and a sequence length above 0".into(),
+        });
+    }
+    let config = ModelConfig::read(job.config)?;
+    let model = match job.op_model {
+        Some(path) => OpModel::load(path)?,
+        None => shipped_model()?,
+    };
+    let catalog = catalog_or_builtin(job.hardware_dir)?;
+    let gpus: Vec<(String, GpuSpec)> = job
+        .gpus
+        .iter()
+        .map(|query| {
+            let profile = lookup_gpu(&catalog, query)?;
+            Ok((profile.name.clone(), GpuSpec::from_profile(&profile)?))
+        })
+        .collect::<Result<_, OpModelError>>()?;
+    let mut passes = Vec::new();
+    for &batch in job.batch_sizes {
+        let works = config
+            .graph(f64::from(batch), f64::from(job.seqlen), job.training)
+            .works(job.training);
+        for (name, spec) in &gpus {
+            passes.push(price_pass(&model, &works, name, spec, batch)?);
+        }
+    }
+    Ok(ModelPrice {
+        model: config.name.clone(),
+        described: config.describe(),
+        seqlen: job.seqlen,
+        training: job.training,
+        op_model_trained_on: model.card.trained_on.clone(),
+        passes,
+    })
+}
+
+fn price_pass(
+    model: &OpModel,
+    works: &[(OpWork, f64)],
+    gpu: &str,
+    spec: &GpuSpec,
+    batch: u32,
+) -> Result<PricedPass, OpModelError> {
+    let pairs: Vec<(OpWork, &GpuSpec)> = works.iter().map(|(w, _)| (*w, spec)).collect();
+    let us = model.predict_us(&pairs, Timing::Workload)?;
+    let mut priced = PricedPass {
+        gpu: gpu.to_string(),
+        batch,
+        forward_ms: 0.0,
+        backward_ms: 0.0,
+        by_kind: BTreeMap::new(),
+    };
+    for ((work, times), t) in works.iter().zip(us) {
+        let ms = t * times / 1e3;
+        match work.pass {
+            Pass::Forward => priced.forward_ms += ms,
+            Pass::Backward => priced.backward_ms += ms,
+        }
+        *priced.by_kind.entry(work.kind.name()).or_default() += ms;
+    }
+    Ok(priced)
+}
