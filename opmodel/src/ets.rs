@@ -468,6 +468,29 @@ mod tests {
         );
     }
 
+    /// Every dataset ETS's result tables name resolves to a GPU from the
+    /// built-in profiles alone (the P4 through its NeuSight name too).
+    #[test]
+    fn ets_folders_resolve_to_their_gpus() {
+        let catalog = builtin_catalog().unwrap();
+        let none = GpuTable::default();
+        for (folder, expected) in [
+            ("T4CPUALL", "NVIDIA T4"),
+            ("2080TiCPUALL", "NVIDIA GeForce RTX 2080 Ti"),
+            ("3080TiCPUALL", "NVIDIA GeForce RTX 3080 Ti"),
+        ] {
+            let spec = folder_gpu(folder, &none, &catalog).unwrap_or_else(|| panic!("{folder}: no GPU"));
+            assert_eq!(spec.name, expected);
+        }
+        let mut sheets = GpuTable::default();
+        let p4 = GpuSpec {
+            name: "Tesla P4".into(),
+            ..folder_gpu("T4CPUALL", &none, &catalog).unwrap()
+        };
+        sheets.insert("Tesla_P4", p4);
+        assert_eq!(folder_gpu("P4CPUALL", &sheets, &catalog).unwrap().name, "Tesla P4");
+    }
+
     #[test]
     fn conv_and_linear_params() {
         let conv = parse_params("[16, 3, 256, 256, 64, 63, 63, 11, 11, 2, 2, 4, 4, 1, 1, 1, 4, 0, 0, 0]");

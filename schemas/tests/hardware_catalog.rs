@@ -56,14 +56,16 @@ fn every_profile_loads_validates_and_round_trips() {
 fn peak_fp32_agrees_with_lanes_times_clock_where_both_are_given() {
     // An independent check on transcription: peak FP32 = SMs x FP32 lanes per
     // SM x 2 (FMA) x boost clock. Lanes per SM/CU by architecture: NVIDIA
-    // Volta/Ampere GA100/Turing have 64, Hopper 128; AMD CDNA 2 and 3 CUs do
-    // 128 and 256 FP32 FLOP per clock.
-    let flop_per_clk_per_unit = |arch: &str| -> Option<f64> {
-        match arch {
-            "Volta" | "Ampere" | "Turing" => Some(128.0),
-            "Hopper" => Some(256.0),
-            "CDNA 2" => Some(128.0),
-            "CDNA 3" => Some(256.0),
+    // Volta/Ampere GA100/Turing have 64, Ampere GA10x (compute capability
+    // 8.6), Ada and Hopper 128; AMD CDNA 2 and 3 CUs do 128 and 256 FP32 FLOP
+    // per clock.
+    let flop_per_clk_per_unit = |p: &tracecast_schemas::hardware::HardwareProfile| -> Option<f64> {
+        match (p.architecture.as_str(), p.compute_capability.as_deref()) {
+            ("Ampere", Some("8.6")) | ("Ada Lovelace", _) => Some(256.0),
+            ("Volta" | "Ampere" | "Turing", _) => Some(128.0),
+            ("Hopper", _) => Some(256.0),
+            ("CDNA 2", _) => Some(128.0),
+            ("CDNA 3", _) => Some(256.0),
             _ => None,
         }
     };
@@ -73,7 +75,7 @@ fn peak_fp32_agrees_with_lanes_times_clock_where_both_are_given() {
             &p.compute.sm_count,
             &p.compute.boost_clock_mhz,
             &p.compute.peak_fp32_tflops,
-            flop_per_clk_per_unit(&p.architecture),
+            flop_per_clk_per_unit(p),
         ) else {
             continue;
         };

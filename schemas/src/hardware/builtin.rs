@@ -12,7 +12,7 @@ macro_rules! builtin {
 }
 
 /// Every file of fixtures/hardware (a test keeps this list complete).
-pub const BUILTIN: [(&str, &str); 14] = builtin!(
+pub const BUILTIN: [(&str, &str); 15] = builtin!(
     "a100-sxm4-40gb.toml",
     "a100-sxm4-80gb.toml",
     "b200-hgx-180gb.toml",
@@ -25,6 +25,7 @@ pub const BUILTIN: [(&str, &str); 14] = builtin!(
     "mi300x.toml",
     "quadro-gp100.toml",
     "rtx-2080-ti.toml",
+    "rtx-3080-ti.toml",
     "t4.toml",
     "v100-sxm2-32gb.toml",
 );
