@@ -282,8 +282,8 @@ fn ops_price_prices_a_configuration_on_several_gpus() {
         csv::Reader::from_reader(stdout.as_bytes())
             .records()
             .map(|r| r.unwrap())
-            .find(|r| r[col("gpu")].contains(gpu) && &r[col("batch")] == batch)
-            .unwrap_or_else(|| panic!("{gpu} {batch}: {stdout}"))[col("total_ms")]
+            .find(|r| r[col("gpu")].contains(gpu) && &r[col("batch_size")] == batch)
+            .unwrap_or_else(|| panic!("{gpu} {batch}: {stdout}"))[col("iteration_ms")]
         .parse()
         .unwrap()
     };
@@ -318,4 +318,127 @@ fn ops_price_prices_a_configuration_on_several_gpus() {
         stderr.contains("gpt2_med.json") && stderr.contains("`llama`"),
         "{stderr}"
     );
+}
+
+/// `ops price` on several GPU counts: the all-reduce shows once the ring
+/// leaves the node, the throughput table runs each global batch on every
+/// count that divides it, and `tracecast plan` schedules jobs from it.
+#[test]
+fn ops_price_writes_a_throughput_table_the_planner_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gpt2_med.json");
+    std::fs::write(
+        &config,
+        r#"{"model_type": "gpt2", "n_embd": 1024, "n_head": 16, "n_layer": 24, "vocab_size": 50257}"#,
+    )
+    .unwrap();
+    let out = dir.path().join("pred");
+    let run = tracecast(&[
+        "ops",
+        "price",
+        "--config",
+        s(&config),
+        "--gpu",
+        "a100-sxm4-40gb",
+        "--gpu-type",
+        "A100",
+        "--batch-size",
+        "1,4",
+        "--seqlen",
+        "256",
+        "--gpus",
+        "1,2,8,16",
+        "--format",
+        "csv",
+        "--out",
+        s(&out),
+    ]);
+    let (stdout, stderr) = text(&run);
+    assert!(run.status.success(), "{stderr}");
+    let rows: Vec<csv::StringRecord> = csv::Reader::from_reader(stdout.as_bytes())
+        .records()
+        .map(|r| r.unwrap())
+        .collect();
+    let header = csv::Reader::from_reader(stdout.as_bytes()).headers().unwrap().clone();
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let get = |batch: &str, gpus: &str, column: &str| -> f64 {
+        rows.iter()
+            .find(|r| &r[col("batch_size")] == batch && &r[col("num_gpus")] == gpus)
+            .unwrap_or_else(|| panic!("batch {batch} on {gpus}: {stdout}"))[col(column)]
+        .parse()
+        .unwrap()
+    };
+    assert_eq!(rows.len(), 8, "{stdout}");
+    // 355 M parameters: 1.4 GB of gradients all-reduce over NVLink inside a
+    // node and over the 25 GB/s network beyond it, where the backward pass
+    // no longer hides them: 16 GPUs gain over 8 at 4 sequences per GPU, and
+    // nothing at 1, whose short backward hides too little.
+    assert!(
+        get("4", "16", "allreduce_ms") > 5.0 * get("4", "8", "allreduce_ms"),
+        "{stdout}"
+    );
+    assert!(get("4", "16", "exposed_allreduce_ms") > 0.0, "{stdout}");
+    assert!(get("4", "16", "samples_per_s") > get("4", "8", "samples_per_s"));
+    assert!(get("4", "16", "samples_per_s") < 2.0 * get("4", "8", "samples_per_s"));
+    assert!(
+        get("1", "16", "samples_per_s") < 1.1 * get("1", "8", "samples_per_s"),
+        "{stdout}"
+    );
+    assert!(get("4", "1", "optimizer_ms") > 0.0);
+    // The table runs global batch 16 (1 per GPU on 16) on every asked count
+    // that divides it, at 16, 8, 2 and 1 sequences per GPU.
+    let table = std::fs::read_to_string(out.join("throughput.csv")).unwrap();
+    let counts_of = |global: &str| -> Vec<String> {
+        table
+            .lines()
+            .filter(|l| l.split(',').nth(2) == Some(global))
+            .map(|l| l.split(',').nth(3).unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(counts_of("16"), ["1", "2", "8", "16"], "{table}");
+    assert!(
+        table.lines().skip(1).all(|l| l.starts_with("gpt2_med,A100,")),
+        "{table}"
+    );
+    // The planner prices jobs of this model from the table.
+    let jobs = dir.path().join("jobs.csv");
+    std::fs::write(
+        &jobs,
+        "job_id,submit_time_s,job_type,batch_size,iterations,num_gpus\n\
+         a,0,gpt2_med,32,2000,8\nb,60,gpt2_med,16,4000,4\nc,120,gpt2_med,64,1000,16\n",
+    )
+    .unwrap();
+    let plan_out = dir.path().join("plan");
+    let cluster = fixtures().join("plan/cluster.toml");
+    let run = tracecast(&[
+        "plan",
+        "--jobs",
+        s(&jobs),
+        "--cluster",
+        s(&cluster),
+        "--throughput",
+        s(&out.join("throughput.csv")),
+        "--out",
+        s(&plan_out),
+    ]);
+    let (stdout, stderr) = text(&run);
+    assert!(run.status.success(), "{stdout}\n{stderr}");
+    assert!(plan_out.join("schedule.json").is_file());
+    // One type name for several GPUs would merge their rows: refused.
+    let run = tracecast(&[
+        "ops",
+        "price",
+        "--config",
+        s(&config),
+        "--gpu",
+        "H100",
+        "--gpu",
+        "T4",
+        "--gpu-type",
+        "A100",
+        "--seqlen",
+        "128",
+    ]);
+    let (_, stderr) = text(&run);
+    assert!(!run.status.success() && stderr.contains("--gpu-type"), "{stderr}");
 }

@@ -32,7 +32,7 @@ pub use error::OpModelError;
 pub use features::Timing;
 pub use gpu::GpuSpec;
 pub use model::{FitParams, MODEL_FORMAT, MODEL_VERSION, ModelCard, OpModel, Sample};
-pub use price::{ModelPrice, PriceJob, PricedPass, price_model};
+pub use price::{ModelPrice, Optimizer, PriceJob, PricedPass, price_model};
 pub use scored::{Evaluation, Scored};
 pub use shipped::shipped_model;
 pub use sweep::{SweepResult, sweep};

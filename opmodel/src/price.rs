@@ -13,9 +13,10 @@ use crate::features::Timing;
 use crate::gpu::GpuSpec;
 use crate::model::OpModel;
 use crate::shipped::shipped_model;
-use crate::work::{OpWork, Pass};
+use crate::work::{EwFunc, OpWork, Pass};
 
 /// What to price: one model configuration at each batch size on each GPU.
+#[derive(Clone, Copy)]
 pub struct PriceJob<'a> {
     /// A Hugging Face `config.json` (gpt2, bert, opt, switch_transformers).
     pub config: &'a Path,
@@ -30,6 +31,38 @@ pub struct PriceJob<'a> {
     pub training: bool,
     /// An op-model file (the built-in model when `None`).
     pub op_model: Option<&'a Path>,
+    /// The optimizer step each training iteration ends with.
+    pub optimizer: Optimizer,
+}
+
+/// The optimizer step of a training iteration: a pass over the parameters
+/// and their state, memory-bound, priced by the op model as one
+/// element-wise operation over that many bytes (PyTorch's multi-tensor
+/// kernels stream them all).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Optimizer {
+    /// No step (NeuSight's labels time forward and backward only).
+    None,
+    /// SGD with momentum: reads parameter, gradient and momentum, writes two.
+    Sgd,
+    /// Adam(W): reads parameter, gradient and two moments, writes three.
+    Adam,
+}
+
+impl Optimizer {
+    /// The step's work over `parameters` float32 parameters, if any.
+    pub fn work(self, parameters: f64) -> Option<OpWork> {
+        let tensors_read = match self {
+            Optimizer::None => return None,
+            Optimizer::Sgd => 3.0,
+            Optimizer::Adam => 4.0,
+        };
+        // It writes back every tensor it reads but the gradient.
+        let written = tensors_read - 1.0;
+        let mut work = OpWork::elementwise(EwFunc::Other, parameters, tensors_read);
+        work.bytes = 4.0 * parameters * (tensors_read + written);
+        Some(work)
+    }
 }
 
 /// One (GPU, batch) priced.
@@ -40,13 +73,21 @@ pub struct PricedPass {
     pub forward_ms: f64,
     /// 0 for inference.
     pub backward_ms: f64,
+    /// The optimizer step; 0 for inference or without one.
+    pub optimizer_ms: f64,
     /// Milliseconds by operator kind (`gemm`, `elementwise`, ...), both passes.
     pub by_kind: BTreeMap<&'static str, f64>,
 }
 
 impl PricedPass {
-    pub fn total_ms(&self) -> f64 {
+    /// Forward and backward: what NeuSight's labels time.
+    pub fn pass_ms(&self) -> f64 {
         self.forward_ms + self.backward_ms
+    }
+
+    /// The whole iteration on one GPU: the pass and the optimizer step.
+    pub fn total_ms(&self) -> f64 {
+        self.pass_ms() + self.optimizer_ms
     }
 }
 
@@ -58,6 +99,9 @@ pub struct ModelPrice {
     pub described: String,
     pub seqlen: u32,
     pub training: bool,
+    /// Trainable parameters of the model as run.
+    pub parameters: f64,
+    pub optimizer: Optimizer,
     /// What the op model was trained on, one line each.
     pub op_model_trained_on: Vec<String>,
     pub passes: Vec<PricedPass>,
@@ -86,13 +130,20 @@ pub fn price_model(job: &PriceJob<'_>) -> Result<ModelPrice, OpModelError> {
             Ok((profile.name.clone(), GpuSpec::from_profile(&profile)?))
         })
         .collect::<Result<_, OpModelError>>()?;
+    let parameters = config.parameters(job.training);
+    let optimizer = if job.training { job.optimizer } else { Optimizer::None };
+    let step = optimizer.work(parameters);
     let mut passes = Vec::new();
     for &batch in job.batch_sizes {
         let works = config
             .graph(f64::from(batch), f64::from(job.seqlen), job.training)
             .works(job.training);
         for (name, spec) in &gpus {
-            passes.push(price_pass(&model, &works, name, spec, batch)?);
+            let mut priced = price_pass(&model, &works, name, spec, batch)?;
+            if let Some(step) = step {
+                priced.optimizer_ms = model.predict_us(&[(step, spec)], Timing::Workload)?[0] / 1e3;
+            }
+            passes.push(priced);
         }
     }
     Ok(ModelPrice {
@@ -100,6 +151,8 @@ pub fn price_model(job: &PriceJob<'_>) -> Result<ModelPrice, OpModelError> {
         described: config.describe(),
         seqlen: job.seqlen,
         training: job.training,
+        parameters,
+        optimizer,
         op_model_trained_on: model.card.trained_on.clone(),
         passes,
     })
@@ -119,6 +172,7 @@ fn price_pass(
         batch,
         forward_ms: 0.0,
         backward_ms: 0.0,
+        optimizer_ms: 0.0,
         by_kind: BTreeMap::new(),
     };
     for ((work, times), t) in works.iter().zip(us) {

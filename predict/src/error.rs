@@ -5,6 +5,8 @@ use std::path::PathBuf;
 pub enum PredictError {
     #[error(transparent)]
     Model(#[from] tracecast_train::TrainError),
+    #[error(transparent)]
+    OpModel(#[from] tracecast_opmodel::OpModelError),
     #[error("{}: cannot read: {source}", path.display())]
     Read { path: PathBuf, source: std::io::Error },
     #[error("{}: cannot write: {source}", path.display())]

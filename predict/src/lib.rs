@@ -10,6 +10,7 @@ mod output;
 mod physical;
 pub mod scaling;
 pub mod scaling_check;
+mod transformer;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -19,9 +20,10 @@ use tracecast_train::{Dataset, FeatureTable, Labels, Model, Scenario, StepRow, b
 
 pub use error::PredictError;
 pub use gradients::GradientSource;
-pub use output::write_outputs;
+pub use output::{write_outputs, write_throughput};
 pub use physical::Coverage;
 use scaling::Interconnect;
+pub use transformer::{TransformerJob, TransformerPrediction, TransformerRow, price_transformer};
 
 /// Multi-GPU options (see [`scaling`]).
 #[derive(Clone, Debug)]

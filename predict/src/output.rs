@@ -11,7 +11,7 @@ use tracecast_schemas::plan::THROUGHPUT;
 use tracecast_schemas::predict::{PREDICTED_STEPS, PREDICTED_TRACES};
 use tracecast_train::write_parquet;
 
-use crate::{PredictError, Prediction, elasticflow, throughput_grid};
+use crate::{PredictError, Prediction, ThroughputRow, elasticflow, throughput_grid};
 
 fn strings<'a>(v: impl Iterator<Item = Option<&'a str>>) -> ArrayRef {
     Arc::new(v.collect::<StringArray>())
@@ -65,8 +65,7 @@ fn traces_batch(p: &Prediction) -> Result<RecordBatch, arrow::error::ArrowError>
     )
 }
 
-fn throughput_batch(p: &Prediction) -> Result<RecordBatch, arrow::error::ArrowError> {
-    let r = &p.throughput;
+fn throughput_batch(r: &[ThroughputRow]) -> Result<RecordBatch, arrow::error::ArrowError> {
     RecordBatch::try_new(
         THROUGHPUT.schema(),
         vec![
@@ -95,13 +94,7 @@ fn write_csv(path: &Path, batch: &RecordBatch) -> Result<(), PredictError> {
 
 /// Writes every output into `dir` (created); returns the files written.
 pub fn write_outputs(p: &Prediction, dir: &Path) -> Result<Vec<PathBuf>, PredictError> {
-    let mk = |d: &Path| {
-        std::fs::create_dir_all(d).map_err(|source| PredictError::Write {
-            path: d.to_path_buf(),
-            source,
-        })
-    };
-    mk(dir)?;
+    create_dir(dir)?;
     let arrow_err = |path: &Path| {
         let path = path.to_path_buf();
         move |source| PredictError::Arrow { path, source }
@@ -118,18 +111,38 @@ pub fn write_outputs(p: &Prediction, dir: &Path) -> Result<Vec<PathBuf>, Predict
         files.extend([parquet, csv]);
     }
     if !p.throughput.is_empty() {
-        let path = dir.join("throughput.csv");
-        write_csv(&path, &throughput_batch(p).map_err(arrow_err(dir))?)?;
-        files.push(path);
-        for ((job, gpu), rates) in throughput_grid(&p.throughput) {
-            let folder = dir.join("elasticflow").join(file_name(&gpu));
-            mk(&folder)?;
-            let path = folder.join(format!("{}.csv", file_name(&job)));
-            elasticflow::write_file(&path, &rates)?;
-            files.push(path);
-        }
+        files.extend(write_throughput(&p.throughput, dir)?);
     }
     Ok(files)
+}
+
+/// Writes the planner's throughput table into `dir` (created):
+/// `throughput.csv` and the same figures in ElasticFlow's layout
+/// (`elasticflow/<gpu type>/<job type>.csv`); returns the files written.
+pub fn write_throughput(rows: &[ThroughputRow], dir: &Path) -> Result<Vec<PathBuf>, PredictError> {
+    create_dir(dir)?;
+    let path = dir.join("throughput.csv");
+    let batch = throughput_batch(rows).map_err(|source| PredictError::Arrow {
+        path: path.clone(),
+        source,
+    })?;
+    write_csv(&path, &batch)?;
+    let mut files = vec![path];
+    for ((job, gpu), rates) in throughput_grid(rows) {
+        let folder = dir.join("elasticflow").join(file_name(&gpu));
+        create_dir(&folder)?;
+        let path = folder.join(format!("{}.csv", file_name(&job)));
+        elasticflow::write_file(&path, &rates)?;
+        files.push(path);
+    }
+    Ok(files)
+}
+
+fn create_dir(dir: &Path) -> Result<(), PredictError> {
+    std::fs::create_dir_all(dir).map_err(|source| PredictError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })
 }
 
 /// A name safe as one path component.

@@ -5,10 +5,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use tracecast_opmodel::{
-    FitParams, ModelPrice, PriceJob, PublicOptions, price_model, run_public, sweep, train_to_file,
-};
+use tracecast_opmodel::{FitParams, Optimizer, PriceJob, PublicOptions, run_public, sweep, train_to_file};
+use tracecast_predict::{TransformerJob, TransformerPrediction, price_transformer, write_throughput};
 
+use super::predict::NetworkArgs;
 use crate::progress::Ui;
 
 /// The per-operator model: an operator's time on any GPU from its work
@@ -140,15 +140,20 @@ pub struct SweepArgs {
 }
 
 /// Price a transformer from its Hugging Face configuration on one or more
-/// GPUs: the graph a forward (and, with --mode train, backward) pass runs,
-/// built from the config (gpt2 and its GPT-3 sizes, bert, opt,
-/// switch_transformers, as NeuSight runs them: float32, eager attention),
-/// each node priced by the op model. Device time of one pass, as NeuSight's
-/// labels measure it: no optimizer, data loading or host time, no overlap.
+/// GPUs, batch sizes and data-parallel GPU counts: the graph a forward
+/// (and, with --mode train, backward) pass runs, built from the config
+/// (gpt2 and its GPT-3 sizes, bert, opt, switch_transformers, as NeuSight
+/// runs them: float32, eager attention), each node priced by the op model;
+/// in training, the optimizer step and, on several GPUs, the exposed ring
+/// all-reduce of the gradients. No data loading or host time.
+///
+/// With --out, writes the planner's throughput table (throughput.csv, and
+/// ElasticFlow's layout under elasticflow/): each global batch b x N run on
+/// every --gpus count that divides it.
 ///
 /// Example:
 ///   tracecast ops price --config ../shared/public/neusight/DLmodel_configs/gpt3_xl.json \
-///       --gpu V100 --gpu A100-PCIE-40GB --gpu H100 --batch-size 1,2,4 --seqlen 2048 --mode train
+///       --gpu V100 --gpu H100 --batch-size 1,2,4 --seqlen 2048 --gpus 1,2,4,8 --out pred
 #[derive(Args)]
 #[command(verbatim_doc_comment)]
 pub struct PriceArgs {
@@ -159,15 +164,30 @@ pub struct PriceArgs {
     /// profile / NeuSight spec-sheet file. Repeatable.
     #[arg(long, required = true)]
     gpu: Vec<String>,
-    /// Batch sizes (sequences per pass).
+    /// Batch sizes per GPU (sequences).
     #[arg(long, value_delimiter = ',', default_value = "1")]
     batch_size: Vec<u32>,
     /// Tokens per sequence.
     #[arg(long)]
     seqlen: u32,
-    /// `train`: forward and backward; `inf`: forward only.
+    /// `train`: forward, backward and the optimizer step; `inf`: forward only.
     #[arg(long, value_parser = ["train", "inf"], default_value = "train")]
     mode: String,
+    /// The optimizer step of a training iteration (`none`: forward and
+    /// backward only, what NeuSight's labels time).
+    #[arg(long, value_parser = ["adam", "sgd", "none"], default_value = "adam")]
+    optimizer: String,
+    /// Data-parallel GPU counts.
+    #[arg(long, value_delimiter = ',', default_value = "1")]
+    gpus: Vec<u32>,
+    #[command(flatten)]
+    network: NetworkArgs,
+    /// GPU type name in the throughput table [default: each GPU's profile name], e.g. A100 to match a cluster spec.
+    #[arg(long)]
+    gpu_type: Option<String>,
+    /// Write the throughput table here (created).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
     /// Op model [default: the built-in one].
     #[arg(long, value_name = "FILE")]
     op_model: Option<PathBuf>,
@@ -179,65 +199,79 @@ pub struct PriceArgs {
     format: String,
 }
 
-/// The priced passes as a markdown table or CSV.
-fn render_price(price: &ModelPrice, csv: bool) -> String {
+/// The priced rows as a markdown table or CSV.
+fn render_price(p: &TransformerPrediction, csv: bool) -> String {
+    let price = &p.price;
     let kinds: Vec<&str> = {
-        let mut k: Vec<&str> = price.passes.iter().flat_map(|p| p.by_kind.keys().copied()).collect();
+        let mut k: Vec<&str> = p.rows.iter().flat_map(|r| r.pass.by_kind.keys().copied()).collect();
         k.sort();
         k.dedup();
         k
     };
+    let mode = if price.training { "train" } else { "inf" };
     let mut out = String::new();
     if csv {
-        out.push_str("model,gpu,batch,seqlen,mode,forward_ms,backward_ms,total_ms,tokens_per_s");
+        out.push_str(
+            "model,gpu,batch_size,num_gpus,seqlen,mode,forward_ms,backward_ms,optimizer_ms,allreduce_ms,exposed_allreduce_ms,iteration_ms,samples_per_s,tokens_per_s",
+        );
         for k in &kinds {
             out.push_str(&format!(",{k}_ms"));
         }
         out.push('\n');
     } else {
         out.push_str(&format!(
-            "{} ({}), {}, {} tokens per sequence\n\n| GPU | batch | forward ms | backward ms | total ms | tokens/s | largest share |\n|---|---:|---:|---:|---:|---:|---|\n",
+            "{} ({}, {:.0} M parameters), {}, {} tokens per sequence\n\n\
+             | GPU | batch/GPU | GPUs | forward ms | backward ms | optimizer ms | exposed all-reduce ms | iteration ms | samples/s | tokens/s |\n\
+             |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
             price.model,
             price.described,
-            if price.training { "forward + backward" } else { "forward only" },
+            price.parameters / 1e6,
+            match (price.training, price.optimizer) {
+                (false, _) => "forward only".to_string(),
+                (true, Optimizer::None) => "forward + backward".to_string(),
+                (true, o) => format!("forward + backward + {o:?} step"),
+            },
             price.seqlen
         ));
     }
-    for p in &price.passes {
-        let tokens_per_s = f64::from(p.batch) * f64::from(price.seqlen) / (p.total_ms() / 1e3);
+    for r in &p.rows {
+        let samples = r.samples_per_s();
+        let tokens = samples * f64::from(price.seqlen);
+        let q = &r.pass;
         if csv {
             out.push_str(&format!(
-                "{},{},{},{},{},{:.4},{:.4},{:.4},{:.1}",
+                "{},{},{},{},{},{mode},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.3},{:.1}",
                 price.model,
-                p.gpu,
-                p.batch,
+                q.gpu,
+                q.batch,
+                r.num_gpus,
                 price.seqlen,
-                if price.training { "train" } else { "inf" },
-                p.forward_ms,
-                p.backward_ms,
-                p.total_ms(),
-                tokens_per_s
+                q.forward_ms,
+                q.backward_ms,
+                q.optimizer_ms,
+                r.allreduce_ms,
+                r.exposed_allreduce_ms,
+                r.iteration_ms(),
+                samples,
+                tokens
             ));
             for k in &kinds {
-                out.push_str(&format!(",{:.4}", p.by_kind.get(k).copied().unwrap_or(0.0)));
+                out.push_str(&format!(",{:.4}", q.by_kind.get(k).copied().unwrap_or(0.0)));
             }
             out.push('\n');
         } else {
-            let (kind, ms) = p
-                .by_kind
-                .iter()
-                .max_by(|a, b| a.1.total_cmp(b.1))
-                .map_or(("-", 0.0), |(k, v)| (*k, *v));
             out.push_str(&format!(
-                "| {} | {} | {:.2} | {:.2} | {:.2} | {:.0} | {} {:.0}% |\n",
-                p.gpu,
-                p.batch,
-                p.forward_ms,
-                p.backward_ms,
-                p.total_ms(),
-                tokens_per_s,
-                kind,
-                100.0 * ms / p.total_ms().max(1e-12)
+                "| {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.0} |\n",
+                q.gpu,
+                q.batch,
+                r.num_gpus,
+                q.forward_ms,
+                q.backward_ms,
+                q.optimizer_ms,
+                r.exposed_allreduce_ms,
+                r.iteration_ms(),
+                samples,
+                tokens
             ));
         }
     }
@@ -313,19 +347,51 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
             }
         }
         OpsCommand::Price(args) => {
-            let price = price_model(&PriceJob {
-                config: &args.config,
-                gpus: &args.gpu,
-                hardware_dir: args.hardware.as_deref(),
-                batch_sizes: &args.batch_size,
-                seqlen: args.seqlen,
-                training: args.mode == "train",
-                op_model: args.op_model.as_deref(),
+            args.network.check()?;
+            if args.gpus.is_empty() || args.gpus.contains(&0) {
+                anyhow::bail!("--gpus takes GPU counts of at least 1");
+            }
+            let optimizer = match args.optimizer.as_str() {
+                "adam" => Optimizer::Adam,
+                "sgd" => Optimizer::Sgd,
+                _ => Optimizer::None,
+            };
+            let priced = price_transformer(&TransformerJob {
+                price: PriceJob {
+                    config: &args.config,
+                    gpus: &args.gpu,
+                    hardware_dir: args.hardware.as_deref(),
+                    batch_sizes: &args.batch_size,
+                    seqlen: args.seqlen,
+                    training: args.mode == "train",
+                    op_model: args.op_model.as_deref(),
+                    optimizer,
+                },
+                scaling: args.network.scaling(args.gpus.clone()),
+                gpu_type: args.gpu_type.as_deref(),
             })
             .with_context(|| format!("pricing {}", args.config.display()))?;
-            print!("{}", render_price(&price, args.format == "csv"));
+            print!("{}", render_price(&priced, args.format == "csv"));
+            for note in &priced.notes {
+                eprintln!("note: {note}");
+            }
+            if let Some(dir) = &args.out {
+                if priced.throughput.is_empty() {
+                    eprintln!("note: no throughput table: it is for training (--mode train)");
+                } else {
+                    let files = write_throughput(&priced.throughput, dir)?;
+                    eprintln!(
+                        "wrote the throughput table ({} rows) to {}:",
+                        priced.throughput.len(),
+                        dir.display()
+                    );
+                    for f in files {
+                        eprintln!("  {}", f.display());
+                    }
+                }
+            }
             if args.format == "table" {
-                println!("\nop model trained on: {}", price.op_model_trained_on.join("; "));
+                println!("\nop model trained on: {}", priced.price.op_model_trained_on.join("; "));
             }
         }
         OpsCommand::Sweep(args) => {

@@ -152,6 +152,18 @@ pub struct NetworkArgs {
 }
 
 impl NetworkArgs {
+    /// The multi-GPU options on these GPU counts, gradients sized from the input.
+    pub fn scaling(&self, gpu_counts: Vec<u32>) -> ScalingOptions {
+        ScalingOptions {
+            gpu_counts,
+            overlap: self.overlap,
+            network_gbs: self.network_gbs,
+            gpus_per_node: self.gpus_per_node,
+            latency_s: self.latency_us / 1e6,
+            gradient_bytes: None,
+        }
+    }
+
     pub fn check(&self) -> anyhow::Result<()> {
         if !(0.0..=1.0).contains(&self.overlap) {
             bail!("--overlap {} must be between 0 and 1", self.overlap);
@@ -197,12 +209,8 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
         gpu: args.gpu.as_deref(),
         batch_size: args.batch_size,
         scaling: ScalingOptions {
-            gpu_counts: args.gpus.clone(),
-            overlap: args.network.overlap,
-            network_gbs: args.network.network_gbs,
-            gpus_per_node: args.network.gpus_per_node,
-            latency_s: args.network.latency_us / 1e6,
             gradient_bytes: args.gradient_bytes,
+            ..args.network.scaling(args.gpus.clone())
         },
         gpu_type: args.gpu_type.clone(),
         out: &args.out,

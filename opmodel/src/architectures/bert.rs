@@ -12,6 +12,8 @@ pub struct Bert {
     pub layers: f64,
     pub intermediate: f64,
     pub vocab: f64,
+    pub positions: f64,
+    pub token_types: f64,
     pub activation: String,
 }
 
@@ -23,8 +25,26 @@ impl Bert {
             layers: f.count("num_hidden_layers")?,
             intermediate: f.count("intermediate_size")?,
             vocab: f.count("vocab_size")?,
+            positions: f.optional("max_position_embeddings")?.unwrap_or(512.0),
+            token_types: f.optional("type_vocab_size")?.unwrap_or(2.0),
             activation: f.text("hidden_act").unwrap_or("gelu").to_string(),
         })
+    }
+
+    /// Trainable parameters of the model as NeuSight runs it in `training`
+    /// (pre-training heads; the vocabulary projection tied to the word
+    /// embeddings) or not (a two-label classifier).
+    pub(crate) fn parameters(&self, training: bool) -> f64 {
+        let (d, i) = (self.hidden, self.intermediate);
+        let embeddings = (self.vocab + self.positions + self.token_types) * d + 2.0 * d;
+        let block = 4.0 * (d * d + d) + 4.0 * d + (d * i + i) + (i * d + d);
+        let pooler = d * d + d;
+        let heads = if training {
+            (d * d + d) + 2.0 * d + self.vocab + (2.0 * d + 2.0)
+        } else {
+            2.0 * d + 2.0
+        };
+        embeddings + self.layers * block + pooler + heads
     }
 
     pub(crate) fn build(&self, g: &mut Builder, x: Shape) {

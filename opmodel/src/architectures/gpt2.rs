@@ -11,6 +11,7 @@ pub struct Gpt2 {
     pub layers: f64,
     pub inner: f64,
     pub vocab: f64,
+    pub positions: f64,
     pub activation: String,
 }
 
@@ -23,8 +24,18 @@ impl Gpt2 {
             layers: f.count("n_layer")?,
             inner: f.optional("n_inner")?.unwrap_or(4.0 * hidden),
             vocab: f.count("vocab_size")?,
+            positions: f.optional("n_positions")?.unwrap_or(1024.0),
             activation: f.text("activation_function").unwrap_or("gelu_new").to_string(),
         })
+    }
+
+    /// Trainable parameters: token and position embeddings (the head is
+    /// tied to the former), each block's two norms, attention and MLP, the
+    /// final norm.
+    pub(crate) fn parameters(&self) -> f64 {
+        let (d, i) = (self.hidden, self.inner);
+        let block = 4.0 * d + (3.0 * d * d + 3.0 * d) + (d * d + d) + (d * i + i) + (i * d + d);
+        self.vocab * d + self.positions * d + self.layers * block + 2.0 * d
     }
 
     pub(crate) fn build(&self, g: &mut Builder, x: Shape) {

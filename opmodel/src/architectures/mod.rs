@@ -122,6 +122,18 @@ impl ModelConfig {
         })
     }
 
+    /// Trainable parameters of the model as the graph runs it (`training`:
+    /// BERT's pre-training heads, else its classifier): what the optimizer
+    /// updates and data-parallel training all-reduces each step.
+    pub fn parameters(&self, training: bool) -> f64 {
+        match &self.architecture {
+            Architecture::Gpt2(m) => m.parameters(),
+            Architecture::Bert(m) => m.parameters(training),
+            Architecture::Opt(m) => m.parameters(),
+            Architecture::Switch(m) => m.parameters(),
+        }
+    }
+
     /// The architecture and its size, in a few words (`gpt2, 24 layers`).
     pub fn describe(&self) -> String {
         match &self.architecture {

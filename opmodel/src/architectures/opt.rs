@@ -34,6 +34,17 @@ impl Opt {
         })
     }
 
+    /// Trainable parameters: token embeddings (the head is tied to them),
+    /// learned positions (two offset rows), the projections where the
+    /// embedding width differs, each block, the final norm.
+    pub(crate) fn parameters(&self) -> f64 {
+        let (d, f) = (self.hidden, self.ffn);
+        let projections = if self.embed != d { 2.0 * self.embed * d } else { 0.0 };
+        let block = 4.0 * (d * d + d) + 4.0 * d + (d * f + f) + (f * d + d);
+        let final_norm = if self.norm_before { 2.0 * d } else { 0.0 };
+        self.vocab * self.embed + (self.positions + 2.0) * d + projections + self.layers * block + final_norm
+    }
+
     pub(crate) fn build(&self, g: &mut Builder, x: Shape) {
         let (b, s, d, h) = (x.batch, x.seq, self.hidden, self.heads);
         let t = x.tokens();

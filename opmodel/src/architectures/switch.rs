@@ -21,6 +21,8 @@ pub struct Switch {
     pub encoder_sparse_step: f64,
     pub decoder_sparse_step: f64,
     pub vocab: f64,
+    /// Buckets of T5's relative-position table (one per head, in each stack's first layer).
+    pub position_buckets: f64,
     pub activation: String,
     pub gated: bool,
 }
@@ -64,6 +66,7 @@ impl Switch {
             encoder_sparse_step: step("encoder_sparse_step")?,
             decoder_sparse_step: step("decoder_sparse_step")?,
             vocab: f.count("vocab_size")?,
+            position_buckets: f.optional("relative_attention_num_buckets")?.unwrap_or(32.0),
             activation: f
                 .text("dense_act_fn")
                 .or_else(|| f.text("feed_forward_proj"))
@@ -85,6 +88,25 @@ impl Switch {
             return layers;
         }
         (0..layers as u64).filter(|i| i % step as u64 == 1).count() as f64
+    }
+
+    /// Trainable parameters: the shared embeddings (the head is tied to
+    /// them), each stack's attention (the decoder's twice), dense and sparse
+    /// feed-forward layers (a router and every expert), norms, and the
+    /// relative-position table of each stack's first layer.
+    pub(crate) fn parameters(&self) -> f64 {
+        let d = self.d_model;
+        let attention = 4.0 * d * self.heads * self.d_kv + d;
+        let up = if self.gated { 2.0 } else { 1.0 };
+        let dense = (up + 1.0) * d * self.d_ff + d;
+        let sparse = d * self.experts + self.experts * (up + 1.0) * d * self.d_ff + d;
+        let stack = |layers: f64, step: f64, attentions: f64| {
+            let s = Switch::sparse_layers(layers, step);
+            layers * attentions * attention + (layers - s) * dense + s * sparse + d + self.position_buckets * self.heads
+        };
+        self.vocab * d
+            + stack(self.encoder_layers, self.encoder_sparse_step, 1.0)
+            + stack(self.decoder_layers, self.decoder_sparse_step, 2.0)
     }
 
     pub(crate) fn build(&self, g: &mut Builder, x: Shape) {

@@ -136,3 +136,25 @@ fn bad_configurations_name_the_field() {
         .to_string();
     assert!(err.contains("n_embd"), "{err}");
 }
+
+/// Parameter counts as Hugging Face reports them for the public checkpoints
+/// of these sizes: GPT-2 small 124,439,808; BERT-Large's encoder and pooler
+/// 335,141,888 (plus the two-label classifier); OPT-1.3B 1,315,758,080.
+#[test]
+fn parameter_counts_match_the_published_models() {
+    assert_eq!(config(GPT2_SMALL).parameters(true), 124_439_808.0);
+    let bert = config(
+        r#"{"model_type": "bert", "hidden_size": 1024, "num_attention_heads": 16, "num_hidden_layers": 24,
+            "intermediate_size": 4096, "vocab_size": 30522, "max_position_embeddings": 512, "type_vocab_size": 2}"#,
+    );
+    assert_eq!(bert.parameters(false), 335_141_888.0 + 2.0 * 1024.0 + 2.0);
+    let opt = config(
+        r#"{"model_type": "opt", "hidden_size": 2048, "num_attention_heads": 32, "num_hidden_layers": 24,
+            "ffn_dim": 8192, "word_embed_proj_dim": 2048, "vocab_size": 50272, "max_position_embeddings": 2048}"#,
+    );
+    assert_eq!(opt.parameters(true), 1_315_758_080.0);
+    // Four experts per sparse layer hold most of a Switch model's weights.
+    let switch = config(SWITCH);
+    let dense_only = config(&SWITCH.replace("\"num_experts\": 4", "\"num_experts\": 1"));
+    assert!(switch.parameters(true) > 1.5 * dense_only.parameters(true));
+}
