@@ -71,15 +71,21 @@ fn bench_holds_a_gpu_out_and_predicts_it_from_its_spec_sheet() {
     );
 }
 
-#[test]
-fn gpu_short_names_and_spec_sheets() {
-    let dir = tempfile::tempdir().unwrap();
-    let sheet = dir.path().join("NVIDIA_L40.json");
+/// A NeuSight spec sheet of a GPU no built-in profile describes, in `dir`.
+fn l40_sheet(dir: &Path) -> std::path::PathBuf {
+    let sheet = dir.join("NVIDIA_L40.json");
     std::fs::write(
         &sheet,
         r#"{"Device":"NVIDIA L40","Dev_Mem":48,"Mem_Bw":864,"Num_Sm":142,"Core_Per_SM":128,"Freq":2490,"SingleFLOPs":90520,"L2Cache":96}"#,
     )
     .unwrap();
+    sheet
+}
+
+#[test]
+fn gpu_short_names_and_spec_sheets() {
+    let dir = tempfile::tempdir().unwrap();
+    let sheet = l40_sheet(dir.path());
     // An ambiguous short name lists the candidates.
     let run = tracecast(&["scaling", "--measured", s(dir.path()), "--gpu", "A100"]);
     let (_, stderr) = text(&run);
@@ -245,12 +251,7 @@ fn ops_price_prices_a_configuration_on_several_gpus() {
             "activation_function": "gelu_new"}"#,
     )
     .unwrap();
-    let sheet = dir.path().join("NVIDIA_L40.json");
-    std::fs::write(
-        &sheet,
-        r#"{"Device":"NVIDIA L40","Dev_Mem":48,"Mem_Bw":864,"Num_Sm":142,"Core_Per_SM":128,"Freq":2490,"SingleFLOPs":90520,"L2Cache":96}"#,
-    )
-    .unwrap();
+    let sheet = l40_sheet(dir.path());
     let run = tracecast(&[
         "ops",
         "price",

@@ -149,19 +149,7 @@ fn graph_index(train: &Path, eval: &Path) -> BTreeMap<String, PathBuf> {
             continue;
         };
         for dir in dirs.flatten() {
-            let Ok(files) = std::fs::read_dir(dir.path()) else {
-                continue;
-            };
-            for f in files.flatten() {
-                let p = f.path();
-                if let Some(stem) = p
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .and_then(|n| n.strip_suffix(".csv.gz"))
-                {
-                    index.insert(stem.to_string(), p);
-                }
-            }
+            index_files(&dir.path(), ".csv.gz", &mut index);
         }
     }
     index
@@ -172,21 +160,27 @@ fn graph_index(train: &Path, eval: &Path) -> BTreeMap<String, PathBuf> {
 fn config_index(train: &Path, eval: &Path) -> BTreeMap<String, PathBuf> {
     let mut index = BTreeMap::new();
     for root in [train, eval] {
-        let Ok(files) = std::fs::read_dir(root.join("neusight").join("DLmodel_configs")) else {
-            continue;
-        };
-        for f in files.flatten() {
-            let p = f.path();
-            if let Some(stem) = p
-                .file_name()
-                .and_then(|n| n.to_str())
-                .and_then(|n| n.strip_suffix(".json"))
-            {
-                index.insert(stem.to_string(), p);
-            }
-        }
+        index_files(&root.join("neusight/DLmodel_configs"), ".json", &mut index);
     }
     index
+}
+
+/// Files the files of `dir` ending in `suffix` under their name without it;
+/// a later call's file replaces an earlier one's of the same name.
+fn index_files(dir: &Path, suffix: &str, index: &mut BTreeMap<String, PathBuf>) {
+    let Ok(files) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for f in files.flatten() {
+        let p = f.path();
+        if let Some(stem) = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.strip_suffix(suffix))
+        {
+            index.insert(stem.to_string(), p);
+        }
+    }
 }
 
 /// Where a label's graph comes from.
