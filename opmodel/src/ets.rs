@@ -20,11 +20,12 @@ use tracecast_schemas::hardware::{Catalog, builtin_catalog, lookup_gpu};
 use crate::OpModelError;
 use crate::collect::GpuTable;
 use crate::csvio::{CsvTable, subfolders};
+use crate::ets_codes::forward_work;
 use crate::features::Timing;
 use crate::gpu::GpuSpec;
 use crate::model::OpModel;
 use crate::scored::{Evaluation, Scored, create, write_err};
-use crate::work::{EwFunc, OpWork};
+use crate::work::OpWork;
 
 /// One forward or backward row.
 #[derive(Clone, Debug)]
@@ -67,65 +68,6 @@ fn parse_params(text: &str) -> Vec<f64> {
         .split(',')
         .filter_map(|v| v.trim().parse::<f64>().ok())
         .collect()
-}
-
-/// The tensors PyProf packs into `params` for most ops: groups of 10, each
-/// an element size followed by the non-zero dims.
-fn tensors(params: &[f64]) -> Vec<Vec<f64>> {
-    params
-        .chunks(10)
-        .filter(|c| c.first().is_some_and(|&e| e > 0.0))
-        .map(|c| c[1..].iter().copied().filter(|&d| d > 0.0).collect::<Vec<f64>>())
-        .filter(|dims| !dims.is_empty())
-        .collect()
-}
-
-fn numel(dims: &[f64]) -> f64 {
-    dims.iter().product()
-}
-
-/// The forward work of one row from its op code and params.
-fn forward_work(op: i64, p: &[f64], flops: f64, bytes: f64) -> OpWork {
-    let first = tensors(p).into_iter().next().unwrap_or_default();
-    let n = numel(&first);
-    let mut work = match op {
-        // conv2d: N, C_in, H, W, C_out, H_out, W_out, kH, kW, pad_h, pad_w, stride_h, stride_w, dil_h, dil_w, groups, elem.
-        203 if p.len() >= 16 => {
-            let (nb, c_in, h, w, c_out, ho, wo, kh, kw, groups) =
-                (p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[15].max(1.0));
-            let rows = nb * ho * wo;
-            let inner = c_in / groups * kh * kw;
-            let mut work = OpWork::gemm(1.0, rows, inner, c_out, 4.0);
-            work.kind = crate::work::OpKind::Conv;
-            work.bytes = 4.0 * (nb * c_in * h * w + c_out * inner + rows * c_out);
-            work
-        }
-        201 => {
-            let t = tensors(p);
-            match (t.first(), t.get(1)) {
-                (Some(x), Some(wt)) if wt.len() == 2 => {
-                    let inner = *x.last().unwrap_or(&1.0);
-                    OpWork::linear(1.0, numel(x) / inner.max(1.0), inner, wt[0])
-                }
-                _ => OpWork::elementwise(EwFunc::Other, n, 1.0),
-            }
-        }
-        152 => OpWork::elementwise(EwFunc::Relu, n, 1.0),
-        212 => OpWork::elementwise(EwFunc::Dropout, n, 1.0),
-        12 => OpWork::elementwise(EwFunc::Add, n, 2.0),
-        16 => OpWork::elementwise(EwFunc::Mul, n, 2.0),
-        181 => OpWork::softmax(n, *first.last().unwrap_or(&1.0)),
-        // Pools and everything else: a pass over the first input.
-        _ => OpWork::reduction(n, n / 4.0),
-    };
-    // PyProf's own estimates, where it made them, replace ours.
-    if flops > 0.0 {
-        work.flops = flops;
-    }
-    if bytes > 0.0 {
-        work.bytes = bytes;
-    }
-    work
 }
 
 pub fn read_ets(path: &Path, gpu_folder: &str) -> Result<EtsFile, OpModelError> {
@@ -435,6 +377,7 @@ pub fn predict_dir(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::work::EwFunc;
 
     /// A deeper model pays the per-operator gap per row and the per-file
     /// host cost once: ten ReLU backward rows do not multiply the latter.
@@ -489,19 +432,5 @@ mod tests {
         };
         sheets.insert("Tesla_P4", p4);
         assert_eq!(folder_gpu("P4CPUALL", &sheets, &catalog).unwrap().name, "Tesla P4");
-    }
-
-    #[test]
-    fn conv_and_linear_params() {
-        let conv = parse_params("[16, 3, 256, 256, 64, 63, 63, 11, 11, 2, 2, 4, 4, 1, 1, 1, 4, 0, 0, 0]");
-        let w = forward_work(203, &conv, 0.0, 0.0);
-        assert_eq!(w.gemm.unwrap().rows, 16.0 * 63.0 * 63.0);
-        assert_eq!(w.flops, 2.0 * 16.0 * 63.0 * 63.0 * 64.0 * 3.0 * 121.0);
-        let lin = parse_params("[4, 16, 9216, 0, 0, 0, 0, 0, 0, 0, 4, 4096, 9216, 0, 0, 0, 0, 0, 0, 0, 4, 4096, 0]");
-        let l = forward_work(201, &lin, 0.0, 0.0);
-        let g = l.gemm.unwrap();
-        assert_eq!((g.rows, g.inner, g.cols), (16.0, 9216.0, 4096.0));
-        // PyProf's estimate wins where it made one.
-        assert_eq!(forward_work(201, &lin, 123.0, 0.0).flops, 123.0);
     }
 }

@@ -8,6 +8,7 @@ mod collect;
 mod csvio;
 mod error;
 pub mod ets;
+mod ets_codes;
 mod evaluate;
 pub mod features;
 mod forest;

@@ -1,0 +1,186 @@
+//! PyProf's operator codes (ETS's `opCodes.dict`, the `op` column of its
+//! CSVs) as the work each launches, from the row's `params`: the GEMMs,
+//! convolutions, norms, softmaxes, gathers, copies and element-wise
+//! functions of the op model, so that models other than AlexNet (ResNet's
+//! batch norms, transformers' matmuls) are priced as what they are.
+
+use crate::work::{EwFunc, OpKind, OpWork};
+
+const LAYER_NORM: i64 = 0;
+const LOCAL_RESPONSE_NORM: i64 = 1;
+const ADD_INPLACE: i64 = 12;
+const MUL_INPLACE: i64 = 16;
+const SIGMOID: i64 = 156;
+const TANH: i64 = 158;
+const RELU: i64 = 152;
+const GELU: i64 = 166;
+const SOFTMAX: i64 = 224;
+const LOG_SOFTMAX: i64 = 225;
+const CROSS_ENTROPY: i64 = 181;
+const LINEAR: i64 = 201;
+const CONV2D: i64 = 203;
+const BATCH_NORM: i64 = 205;
+const EMBEDDING: i64 = 208;
+const DROPOUT: i64 = 212;
+/// `__matmul__`, `matmul`, `addmm`, `addmm_`, `mm`, `bmm`.
+const MATMULS: [i64; 6] = [206, 207, 220, 221, 222, 223];
+/// Casts (`byte` .. `short`, `to`) and copies (`cat`, `pad`, `copy_`, `clone`, `contiguous`).
+const COPIES: [i64; 14] = [137, 138, 139, 140, 141, 142, 143, 144, 242, 213, 229, 237, 238, 240];
+/// `sum`, `mean`, `norm` (a vector norm), and the pools (182-200).
+const REDUCTIONS: [i64; 3] = [209, 210, 211];
+const POOLS: std::ops::RangeInclusive<i64> = 182..=200;
+
+/// The element-wise function of an element-wise code (abs .. tanh_, the
+/// activations 151-175, hardswish and hardsigmoid), `None` for any other.
+fn elementwise_func(op: i64) -> Option<EwFunc> {
+    Some(match op {
+        11..=12 | 19..=22 | 27..=28 | 35..=36 => EwFunc::Add,
+        15..=16 | 23 | 29 | 37 | 67..=70 => EwFunc::Mul,
+        13..=14 | 24..=26 | 30..=34 | 38 => EwFunc::Div,
+        71..=90 => EwFunc::Pow,
+        RELU | 151 | 153..=155 | 168 => EwFunc::Relu,
+        GELU => EwFunc::Gelu,
+        TANH | 126 => EwFunc::Tanh,
+        2..=10 | 39..=66 | 91..=136 | SIGMOID | 157 | 159..=165 | 167 | 169..=175 | 243 | 244 => EwFunc::Other,
+        _ => return None,
+    })
+}
+
+/// The tensors PyProf packs into `params` for most ops: groups of 10, each
+/// an element size followed by the non-zero dims.
+fn tensors(params: &[f64]) -> Vec<Vec<f64>> {
+    params
+        .chunks(10)
+        .filter(|c| c.first().is_some_and(|&e| e > 0.0))
+        .map(|c| c[1..].iter().copied().filter(|&d| d > 0.0).collect::<Vec<f64>>())
+        .filter(|dims| !dims.is_empty())
+        .collect()
+}
+
+fn numel(dims: &[f64]) -> f64 {
+    dims.iter().product()
+}
+
+/// A matrix product of the last two tensors, `[.., m, n] x [.., n, k]`
+/// (`addmm` lists its bias first); a 2-D right operand is a weight shared
+/// by every row of the left one.
+fn matmul(t: &[Vec<f64>]) -> Option<OpWork> {
+    let [.., a, b] = t else { return None };
+    if a.len() < 2 || b.len() < 2 {
+        return None;
+    }
+    let (m, n, k) = (a[a.len() - 2], a[a.len() - 1], b[b.len() - 1]);
+    if b.len() == 2 {
+        return Some(OpWork::gemm(1.0, numel(&a[..a.len() - 1]), n, k, 4.0));
+    }
+    Some(OpWork::gemm(numel(&a[..a.len() - 2]).max(1.0), m, n, k, 4.0))
+}
+
+/// The forward work of one row from its op code and params; PyProf's own
+/// FLOP and byte estimates, where it made them, replace ours.
+pub(crate) fn forward_work(op: i64, p: &[f64], flops: f64, bytes: f64) -> OpWork {
+    let t = tensors(p);
+    let first = t.first().cloned().unwrap_or_default();
+    let n = numel(&first);
+    let row_len = *first.last().unwrap_or(&1.0);
+    let mut work = match op {
+        // conv2d: N, C_in, H, W, C_out, H_out, W_out, kH, kW, pad_h, pad_w, stride_h, stride_w, dil_h, dil_w, groups, elem.
+        CONV2D if p.len() >= 16 => {
+            let (nb, c_in, h, w, c_out, ho, wo, kh, kw, groups) =
+                (p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[15].max(1.0));
+            let rows = nb * ho * wo;
+            let inner = c_in / groups * kh * kw;
+            let mut work = OpWork::gemm(1.0, rows, inner, c_out, 4.0);
+            work.kind = OpKind::Conv;
+            work.bytes = 4.0 * (nb * c_in * h * w + c_out * inner + rows * c_out);
+            work
+        }
+        LINEAR => match (t.first(), t.get(1)) {
+            (Some(x), Some(wt)) if wt.len() == 2 => {
+                let inner = *x.last().unwrap_or(&1.0);
+                OpWork::linear(1.0, numel(x) / inner.max(1.0), inner, wt[0])
+            }
+            _ => OpWork::elementwise(EwFunc::Other, n, 1.0),
+        },
+        op if MATMULS.contains(&op) => matmul(&t).unwrap_or_else(|| OpWork::elementwise(EwFunc::Other, n, 1.0)),
+        // Batch norm normalises over all but the channel dim; layer norm over the last.
+        BATCH_NORM => OpWork::layer_norm(n, n / first.get(1).copied().unwrap_or(1.0).max(1.0)),
+        LAYER_NORM | LOCAL_RESPONSE_NORM => OpWork::layer_norm(n, row_len),
+        SOFTMAX | LOG_SOFTMAX | CROSS_ENTROPY => OpWork::softmax(n, row_len),
+        EMBEDDING => OpWork::gather(numel(t.last().unwrap_or(&first)), n),
+        DROPOUT => OpWork::elementwise(EwFunc::Dropout, n, 1.0),
+        ADD_INPLACE => OpWork::elementwise(EwFunc::Add, n, 2.0),
+        MUL_INPLACE => OpWork::elementwise(EwFunc::Mul, n, 2.0),
+        op if COPIES.contains(&op) => OpWork::copy(t.iter().map(|d| numel(d)).sum::<f64>().max(n)),
+        op if REDUCTIONS.contains(&op) || POOLS.contains(&op) => OpWork::reduction(n, n / 4.0),
+        op => match elementwise_func(op) {
+            Some(func) => OpWork::elementwise(func, n, t.len().max(1) as f64),
+            // Anything else: a pass over the first input.
+            None => OpWork::reduction(n, n / 4.0),
+        },
+    };
+    if flops > 0.0 {
+        work.flops = flops;
+    }
+    if bytes > 0.0 {
+        work.bytes = bytes;
+    }
+    work
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(text: &str) -> Vec<f64> {
+        text.split(',').map(|v| v.trim().parse().unwrap()).collect()
+    }
+
+    #[test]
+    fn conv_and_linear_params() {
+        let conv = params("16, 3, 256, 256, 64, 63, 63, 11, 11, 2, 2, 4, 4, 1, 1, 1, 4, 0, 0, 0");
+        let w = forward_work(CONV2D, &conv, 0.0, 0.0);
+        assert_eq!(w.gemm.unwrap().rows, 16.0 * 63.0 * 63.0);
+        assert_eq!(w.flops, 2.0 * 16.0 * 63.0 * 63.0 * 64.0 * 3.0 * 121.0);
+        let lin = params("4, 16, 9216, 0, 0, 0, 0, 0, 0, 0, 4, 4096, 9216, 0, 0, 0, 0, 0, 0, 0, 4, 4096, 0");
+        let l = forward_work(LINEAR, &lin, 0.0, 0.0);
+        let g = l.gemm.unwrap();
+        assert_eq!((g.rows, g.inner, g.cols), (16.0, 9216.0, 4096.0));
+        // PyProf's estimate wins where it made one.
+        assert_eq!(forward_work(LINEAR, &lin, 123.0, 0.0).flops, 123.0);
+    }
+
+    /// Codes beyond AlexNet's are priced as the work they launch.
+    #[test]
+    fn other_models_codes_map_to_their_kinds() {
+        // A ResNet batch norm over (32, 64, 56, 56): per-channel statistics.
+        let bn = forward_work(BATCH_NORM, &params("4, 32, 64, 56, 56, 0, 0, 0, 0, 0"), 0.0, 0.0);
+        assert_eq!(bn.kind, OpKind::Norm);
+        assert_eq!(bn.row_len, 32.0 * 56.0 * 56.0);
+        // A batched matmul of (8, 128, 64) x (8, 64, 128), and addmm's bias first.
+        let bmm = forward_work(
+            223,
+            &params("4, 8, 128, 64, 0, 0, 0, 0, 0, 0, 4, 8, 64, 128, 0, 0, 0, 0, 0, 0"),
+            0.0,
+            0.0,
+        );
+        assert_eq!(bmm.flops, 2.0 * 8.0 * 128.0 * 64.0 * 128.0);
+        let addmm = forward_work(
+            220,
+            &params(
+                "4, 512, 0, 0, 0, 0, 0, 0, 0, 0, 4, 32, 256, 0, 0, 0, 0, 0, 0, 0, 4, 256, 512, 0, 0, 0, 0, 0, 0, 0",
+            ),
+            0.0,
+            0.0,
+        );
+        let g = addmm.gemm.unwrap();
+        assert_eq!((g.rows, g.inner, g.cols), (32.0, 256.0, 512.0));
+        let kind = |op: i64| forward_work(op, &params("4, 1024, 1024, 0, 0, 0, 0, 0, 0, 0"), 0.0, 0.0).kind;
+        assert_eq!(kind(243), OpKind::Elementwise); // hardswish
+        assert_eq!(kind(213), OpKind::Copy); // cat
+        assert_eq!(kind(LAYER_NORM), OpKind::Norm);
+        assert_eq!(kind(SOFTMAX), OpKind::Softmax);
+        assert_eq!(kind(199), OpKind::Reduction); // adaptive_avg_pool2d
+        assert_eq!(kind(EMBEDDING), OpKind::Gather);
+    }
+}
