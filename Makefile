@@ -118,6 +118,11 @@ demo: build clean-demo
 	$(TRACECAST) predict --base model --trace fixtures/traces/synthetic-2024-single.pt.trace.json.gz \
 	  --trace-batch-size 16 --gpu H100 --batch-size 32 --out $(DEMO)/predict-builtin
 	@echo
+	@echo "== 9c. a transformer priced from its Hugging Face config alone (no trace): GPT-2 Medium's size, training at 8 x 1024 tokens per GPU,"
+	@echo "   on a T4, an A100 and an H100, on 1 and 16 GPUs (forward, backward, Adam step, the gradients' all-reduce; graph in opmodel/src/architectures)"
+	$(TRACECAST) ops price --config fixtures/models/gpt2-medium.json --gpu T4 --gpu a100-sxm4-40gb --gpu H100 \
+	  --batch-size 8 --seqlen 1024 --gpus 1,16
+	@echo
 	@echo "== 10. plan with the predicted throughput table: 6 jobs of that model on two 8-GPU H100 nodes"
 	$(TRACECAST) plan --jobs fixtures/plan/predicted-jobs.csv --cluster fixtures/plan/h100-node.toml \
 	  --throughput $(DEMO)/predict/throughput.csv --objective jct --out $(DEMO)/plan-predicted
