@@ -14,7 +14,8 @@
 #       bench/measured (an H100 SXM5, an H200): for every GPU, fit without
 #       its measurements and predict it from its spec sheet. Writes OUT/sweep.md
 #       (default bench/public-sweep) and the tables into bench/README.md
-#       between the "public sweep" markers.
+#       between the "public sweep" markers, and every held-out label beside
+#       NeuSight's own prediction into bench/public-per-configuration.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 make -s build
@@ -39,8 +40,11 @@ else:
 open(sys.argv[2], "w").write(readme)
 print(f"tables written into {sys.argv[2]}")
 PY
+  # Every label of a held-out GPU, beside NeuSight's own prediction of it.
+  cp "$OUT/per_configuration.md" bench/public-per-configuration.md
+  echo "per-configuration table written into bench/public-per-configuration.md"
 else
-  [ $# -ge 6 ] || { sed -n 2,17p "$0"; exit 2; }
+  [ $# -ge 6 ] || { sed -n 2,19p "$0"; exit 2; }
   "$BIN" ops bench "$@"
 fi
 ended=$(date +%s.%N)

@@ -134,6 +134,9 @@ pub struct PublicRun {
     pub speed: Option<Speed>,
     /// Markdown error tables (where the evaluation set kept measurements).
     pub report: String,
+    /// Every scored label beside NeuSight's own prediction (markdown; empty
+    /// where the evaluation set kept no end-to-end latencies).
+    pub per_configuration: String,
 }
 
 pub struct PublicOptions {
@@ -174,6 +177,7 @@ pub fn run_public(opts: &PublicOptions) -> Result<PublicRun, OpModelError> {
         &opts.only,
     )?;
     let report = report::markdown(&evaluation.scored, &[&opts.eval, &opts.train]);
+    let per_configuration = report::per_configuration(&evaluation.scored, &[&opts.eval, &opts.train]);
     let speed = if opts.measure_speed {
         Some(speed(&model, &collected, &gpus)?)
     } else {
@@ -186,6 +190,7 @@ pub fn run_public(opts: &PublicOptions) -> Result<PublicRun, OpModelError> {
         fit_seconds,
         speed,
         report,
+        per_configuration,
     })
 }
 

@@ -204,6 +204,45 @@ pub fn markdown(scored: &[Scored], published: &[&Path]) -> String {
     md
 }
 
+/// Every scored end-to-end label, one row each: measured, predicted and
+/// error, beside NeuSight's own prediction and error for the same
+/// configuration (`summary/summary.csv`), where it has one.
+pub fn per_configuration(scored: &[Scored], published: &[&Path]) -> String {
+    let summary = neusight_summary(published);
+    let mut rows: Vec<&Scored> = scored
+        .iter()
+        .filter(|s| s.set == "e2e" && s.measured_ms.is_some_and(|m| m > 0.0))
+        .collect();
+    if rows.is_empty() {
+        return String::new();
+    }
+    rows.sort_by(|a, b| (&a.gpu, &a.what).cmp(&(&b.gpu, &b.what)));
+    let mut md = String::from(
+        "### End to end, per configuration (ms)\n\n\
+         | GPU | configuration | measured | tracecast | error % | NeuSight | NeuSight error % |\n\
+         |---|---|---:|---:|---:|---:|---:|\n",
+    );
+    for s in rows {
+        let measured = s.measured_ms.unwrap_or(1.0);
+        let config = Path::new(&s.what)
+            .file_stem()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default();
+        let theirs = e2e_key(s).and_then(|k| summary.get(&k).copied());
+        let (ns, ns_err) = theirs.map_or(("-".to_string(), "-".to_string()), |(ns, label)| {
+            (format!("{ns:.2}"), format!("{:+.1}", (ns - label) / label * 100.0))
+        });
+        let _ = writeln!(
+            md,
+            "| {} | {config} | {measured:.2} | {:.2} | {:+.1} | {ns} | {ns_err} |",
+            s.gpu,
+            s.predicted_ms,
+            (s.predicted_ms - measured) / measured * 100.0
+        );
+    }
+    md
+}
+
 fn e2e_key(s: &Scored) -> Option<(String, String, String, String, String, String)> {
     // `what` is the label path: .../label/<GPU>/<model>-<mode>-<seqlen>-<batch>[-<option>].json
     let stem = Path::new(&s.what).file_stem()?.to_str()?;

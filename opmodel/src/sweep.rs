@@ -21,6 +21,8 @@ pub struct SweepResult {
     /// Held-out models.
     pub model_scored: Vec<Scored>,
     pub report: String,
+    /// Every held-out GPU's labels, one row each, beside NeuSight's own prediction.
+    pub per_configuration: String,
 }
 
 /// `progress` is called with each held-out GPU before its fit.
@@ -90,6 +92,7 @@ pub fn sweep(
         scored: Vec::new(),
         model_scored: Vec::new(),
         report: String::new(),
+        per_configuration: String::new(),
     };
     for unit in units {
         progress(&unit.join(" + "));
@@ -144,6 +147,11 @@ pub fn sweep(
         "{}\nEach model's graphs left out of training, its labels predicted on every GPU \
          (the GPUs' own measurements kept): a model never seen, on a GPU that was.\n\n{by_model}",
         report::markdown(&result.scored, &[dir]),
+    );
+    result.per_configuration = format!(
+        "Leave one GPU out: each label predicted by an op model that never trained on its GPU \
+         (`tracecast ops sweep`); NeuSight's figures are its own, from `summary/summary.csv`.\n\n{}",
+        report::per_configuration(&result.scored, &[dir])
     );
     Ok(result)
 }

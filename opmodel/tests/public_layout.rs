@@ -243,6 +243,13 @@ fn bench_writes_every_prediction_file_and_never_reads_eval_latencies() {
             >= 3
     );
     assert!(scored.report.contains("End-to-end error"), "{}", scored.report);
+    // Every scored label has its own row; a blind set has none to score.
+    assert!(
+        scored.per_configuration.contains("| GPU_A | tiny-train-128-2 | 0.97 |"),
+        "{}",
+        scored.per_configuration
+    );
+    assert!(blind_run.per_configuration.is_empty());
     assert!(blind_run.collected.per_op_rows == 12 && blind_run.collected.node_rows > 0);
 }
 

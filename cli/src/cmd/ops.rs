@@ -92,7 +92,8 @@ pub struct TrainArgs {
 ///
 /// OUT gets neusight_perop.csv (every row of eval's neusight/per_op/test),
 /// neusight_e2e.csv (every label JSON under eval's neusight/label/<GPU>/),
-/// ets.csv (every ETS file under eval's ets/datasets/) and report.md.
+/// ets.csv (every ETS file under eval's ets/datasets/) and report.md (the error
+/// tables, then every label beside NeuSight's own prediction of it).
 ///
 /// Example (what bench/public.sh runs):
 ///   tracecast ops bench --train ../shared/public --eval /data/eval --out out
@@ -313,7 +314,8 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
                 run.model.save(path)?;
             }
             let report_path = args.out.join("report.md");
-            std::fs::write(&report_path, &run.report).with_context(|| format!("writing {}", report_path.display()))?;
+            std::fs::write(&report_path, format!("{}\n{}", run.report, run.per_configuration))
+                .with_context(|| format!("writing {}", report_path.display()))?;
             println!(
                 "fitted on {} rows in {:.1} s; predicted {} operators in {:.2} s ({:.0} ops/s)",
                 run.model.card.rows,
@@ -402,11 +404,18 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
             bar.finish_and_clear();
             let path = args.out.join("sweep.md");
             std::fs::write(&path, &result.report).with_context(|| format!("writing {}", path.display()))?;
+            let per_configuration = args.out.join("per_configuration.md");
+            std::fs::write(&per_configuration, &result.per_configuration)
+                .with_context(|| format!("writing {}", per_configuration.display()))?;
             for (unit, seconds, ops) in &result.runs {
                 println!("held out {unit}: fit {seconds:.1} s, {ops} operators predicted");
             }
             print!("{}", result.report);
-            println!("wrote {}", path.display());
+            println!(
+                "wrote {} and {} (every label of a held-out GPU, beside NeuSight's prediction)",
+                path.display(),
+                per_configuration.display()
+            );
         }
     }
     Ok(ExitCode::SUCCESS)
