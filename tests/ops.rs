@@ -388,6 +388,8 @@ fn ops_price_writes_a_throughput_table_the_planner_reads() {
     assert!(get("4", "1", "optimizer_ms") > 0.0);
     // The table runs global batch 16 (1 per GPU on 16) on every asked count
     // that divides it, at 16, 8, 2 and 1 sequences per GPU.
+    // The same rows as a file, columns as schemas/TABLES.md (`priced_transformer`) defines them.
+    assert_eq!(std::fs::read_to_string(out.join("priced.csv")).unwrap(), stdout);
     let table = std::fs::read_to_string(out.join("throughput.csv")).unwrap();
     let counts_of = |global: &str| -> Vec<String> {
         table

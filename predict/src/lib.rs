@@ -20,7 +20,7 @@ use tracecast_train::{Dataset, FeatureTable, Labels, Model, Scenario, StepRow, b
 
 pub use error::PredictError;
 pub use gradients::GradientSource;
-pub use output::{write_outputs, write_throughput};
+pub use output::{priced_csv, write_outputs, write_price_outputs, write_throughput};
 pub use physical::Coverage;
 use scaling::Interconnect;
 pub use transformer::{TransformerJob, TransformerPrediction, TransformerRow, price_transformer};

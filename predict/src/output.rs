@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use arrow::array::{ArrayRef, Float64Array, Int64Array, RecordBatch, StringArray};
 use tracecast_schemas::plan::THROUGHPUT;
-use tracecast_schemas::predict::{PREDICTED_STEPS, PREDICTED_TRACES};
+use tracecast_schemas::predict::{PREDICTED_STEPS, PREDICTED_TRACES, PRICED_TRANSFORMER};
 use tracecast_train::write_parquet;
 
-use crate::{PredictError, Prediction, ThroughputRow, elasticflow, throughput_grid};
+use crate::{PredictError, Prediction, ThroughputRow, TransformerPrediction, elasticflow, throughput_grid};
 
 fn strings<'a>(v: impl Iterator<Item = Option<&'a str>>) -> ArrayRef {
     Arc::new(v.collect::<StringArray>())
@@ -78,6 +78,74 @@ fn throughput_batch(r: &[ThroughputRow]) -> Result<RecordBatch, arrow::error::Ar
             strings(r.iter().map(|_| Some("predicted"))),
         ],
     )
+}
+
+/// `ops price`'s rows as the `priced_transformer` table.
+fn priced_batch(p: &TransformerPrediction) -> Result<RecordBatch, arrow::error::ArrowError> {
+    let r = &p.rows;
+    let mode = if p.price.training { "train" } else { "inf" };
+    let kind = |name: &'static str| {
+        floats(
+            r.iter()
+                .map(move |r| Some(r.pass.by_kind.get(name).copied().unwrap_or(0.0))),
+        )
+    };
+    RecordBatch::try_new(
+        PRICED_TRANSFORMER.schema(),
+        vec![
+            strings(r.iter().map(|_| Some(p.price.model.as_str()))),
+            strings(r.iter().map(|r| Some(r.pass.gpu.as_str()))),
+            ints(r.iter().map(|r| Some(i64::from(r.pass.batch)))),
+            ints(r.iter().map(|r| Some(i64::from(r.num_gpus)))),
+            ints(r.iter().map(|_| Some(i64::from(p.price.seqlen)))),
+            strings(r.iter().map(|_| Some(mode))),
+            floats(r.iter().map(|r| Some(r.pass.forward_ms))),
+            floats(r.iter().map(|r| Some(r.pass.backward_ms))),
+            floats(r.iter().map(|r| Some(r.pass.optimizer_ms))),
+            floats(r.iter().map(|r| Some(r.allreduce_ms))),
+            floats(r.iter().map(|r| Some(r.exposed_allreduce_ms))),
+            floats(r.iter().map(|r| Some(r.iteration_ms()))),
+            floats(r.iter().map(|r| Some(r.samples_per_s()))),
+            floats(r.iter().map(|r| Some(r.samples_per_s() * f64::from(p.price.seqlen)))),
+            kind("gemm"),
+            kind("conv"),
+            kind("elementwise"),
+            kind("norm"),
+            kind("softmax"),
+            kind("reduction"),
+            kind("gather"),
+            kind("copy"),
+        ],
+    )
+}
+
+/// `ops price`'s rows as CSV text (`priced_transformer`).
+pub fn priced_csv(p: &TransformerPrediction) -> Result<String, PredictError> {
+    let origin = || p.price.model.clone().into();
+    let batch = priced_batch(p).map_err(|source| PredictError::Arrow { path: origin(), source })?;
+    let mut text = Vec::new();
+    arrow::csv::Writer::new(&mut text)
+        .write(&batch)
+        .map_err(|source| PredictError::Arrow { path: origin(), source })?;
+    Ok(String::from_utf8_lossy(&text).into_owned())
+}
+
+/// Writes `ops price`'s outputs into `dir` (created): `priced.csv`
+/// (`priced_transformer`) and, for training, the planner's throughput
+/// table (`write_throughput`); returns the files written.
+pub fn write_price_outputs(p: &TransformerPrediction, dir: &Path) -> Result<Vec<PathBuf>, PredictError> {
+    create_dir(dir)?;
+    let path = dir.join("priced.csv");
+    let batch = priced_batch(p).map_err(|source| PredictError::Arrow {
+        path: path.clone(),
+        source,
+    })?;
+    write_csv(&path, &batch)?;
+    let mut files = vec![path];
+    if !p.throughput.is_empty() {
+        files.extend(write_throughput(&p.throughput, dir)?);
+    }
+    Ok(files)
 }
 
 fn write_csv(path: &Path, batch: &RecordBatch) -> Result<(), PredictError> {

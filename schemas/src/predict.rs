@@ -111,4 +111,96 @@ pub const PREDICTED_TRACES: TableDef = TableDef {
     ],
 };
 
-pub const TABLES: [&TableDef; 2] = [&PREDICTED_STEPS, &PREDICTED_TRACES];
+pub const PRICED_TRANSFORMER: TableDef = TableDef {
+    name: "priced_transformer",
+    version: PREDICTION_VERSION,
+    doc: "`tracecast ops price` output (`--format csv`, and `priced.csv` under `--out`): one row per GPU, \
+          batch size per GPU and data-parallel GPU count of a transformer priced from its Hugging Face \
+          configuration. Device time: no data loading or host time; operators do not overlap.",
+    columns: &[
+        req("model", Utf8, "", "The configuration file's stem."),
+        req(
+            "gpu",
+            Utf8,
+            "",
+            "Hardware profile (or spec sheet) the row is priced on.",
+        ),
+        req("batch_size", Int64, "samples", "Sequences per GPU."),
+        req("num_gpus", Int64, "count", "Data-parallel GPUs."),
+        req("seqlen", Int64, "tokens", "Tokens per sequence."),
+        req(
+            "mode",
+            Utf8,
+            "",
+            "`train` (forward, backward, optimizer step) or `inf` (forward only).",
+        ),
+        req("forward_ms", Float64, "ms", "Forward pass on one GPU."),
+        req(
+            "backward_ms",
+            Float64,
+            "ms",
+            "Backward pass on one GPU; 0 in inference.",
+        ),
+        req(
+            "optimizer_ms",
+            Float64,
+            "ms",
+            "Optimizer step on one GPU (`--optimizer`); 0 in inference or with `none`.",
+        ),
+        req(
+            "allreduce_ms",
+            Float64,
+            "ms",
+            "Ring all-reduce of the gradients (4 bytes a parameter); 0 at one GPU.",
+        ),
+        req(
+            "exposed_allreduce_ms",
+            Float64,
+            "ms",
+            "The part of it not hidden behind the backward pass.",
+        ),
+        req(
+            "iteration_ms",
+            Float64,
+            "ms",
+            "forward_ms + backward_ms + optimizer_ms + exposed_allreduce_ms.",
+        ),
+        req(
+            "samples_per_s",
+            Float64,
+            "1/s",
+            "Sequences per second over all the GPUs.",
+        ),
+        req("tokens_per_s", Float64, "1/s", "samples_per_s x seqlen."),
+        req("gemm_ms", Float64, "ms", "Of forward and backward: matrix products."),
+        req("conv_ms", Float64, "ms", "Of forward and backward: convolutions."),
+        req(
+            "elementwise_ms",
+            Float64,
+            "ms",
+            "Of forward and backward: element-wise operations.",
+        ),
+        req(
+            "norm_ms",
+            Float64,
+            "ms",
+            "Of forward and backward: layer and batch norms.",
+        ),
+        req("softmax_ms", Float64, "ms", "Of forward and backward: softmaxes."),
+        req(
+            "reduction_ms",
+            Float64,
+            "ms",
+            "Of forward and backward: reductions and pools.",
+        ),
+        req(
+            "gather_ms",
+            Float64,
+            "ms",
+            "Of forward and backward: embedding lookups and gathers.",
+        ),
+        req("copy_ms", Float64, "ms", "Of forward and backward: copies and casts."),
+    ],
+};
+
+pub const TABLES: [&TableDef; 3] = [&PREDICTED_STEPS, &PREDICTED_TRACES, &PRICED_TRANSFORMER];

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use tracecast_opmodel::{FitParams, Optimizer, PriceJob, PublicOptions, run_public, sweep, train_to_file};
-use tracecast_predict::{TransformerJob, TransformerPrediction, price_transformer, write_throughput};
+use tracecast_predict::{TransformerJob, TransformerPrediction, price_transformer, priced_csv, write_price_outputs};
 
 use super::predict::NetworkArgs;
 use crate::progress::Ui;
@@ -186,7 +186,7 @@ pub struct PriceArgs {
     /// GPU type name in the throughput table [default: each GPU's profile name], e.g. A100 to match a cluster spec.
     #[arg(long)]
     gpu_type: Option<String>,
-    /// Write the throughput table here (created).
+    /// Write priced.csv and, in training, the throughput table here (created).
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
     /// Op model [default: the built-in one].
@@ -200,81 +200,38 @@ pub struct PriceArgs {
     format: String,
 }
 
-/// The priced rows as a markdown table or CSV.
-fn render_price(p: &TransformerPrediction, csv: bool) -> String {
+/// The priced rows as a markdown table.
+fn render_price(p: &TransformerPrediction) -> String {
     let price = &p.price;
-    let kinds: Vec<&str> = {
-        let mut k: Vec<&str> = p.rows.iter().flat_map(|r| r.pass.by_kind.keys().copied()).collect();
-        k.sort();
-        k.dedup();
-        k
-    };
-    let mode = if price.training { "train" } else { "inf" };
-    let mut out = String::new();
-    if csv {
-        out.push_str(
-            "model,gpu,batch_size,num_gpus,seqlen,mode,forward_ms,backward_ms,optimizer_ms,allreduce_ms,exposed_allreduce_ms,iteration_ms,samples_per_s,tokens_per_s",
-        );
-        for k in &kinds {
-            out.push_str(&format!(",{k}_ms"));
-        }
-        out.push('\n');
-    } else {
-        out.push_str(&format!(
-            "{} ({}, {:.0} M parameters), {}, {} tokens per sequence\n\n\
-             | GPU | batch/GPU | GPUs | forward ms | backward ms | optimizer ms | exposed all-reduce ms | iteration ms | samples/s | tokens/s |\n\
-             |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-            price.model,
-            price.described,
-            price.parameters / 1e6,
-            match (price.training, price.optimizer) {
-                (false, _) => "forward only".to_string(),
-                (true, Optimizer::None) => "forward + backward".to_string(),
-                (true, o) => format!("forward + backward + {o:?} step"),
-            },
-            price.seqlen
-        ));
-    }
+    let mut out = format!(
+        "{} ({}, {:.0} M parameters), {}, {} tokens per sequence\n\n\
+         | GPU | batch/GPU | GPUs | forward ms | backward ms | optimizer ms | exposed all-reduce ms | iteration ms | samples/s | tokens/s |\n\
+         |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+        price.model,
+        price.described,
+        price.parameters / 1e6,
+        match (price.training, price.optimizer) {
+            (false, _) => "forward only".to_string(),
+            (true, Optimizer::None) => "forward + backward".to_string(),
+            (true, o) => format!("forward + backward + {o:?} step"),
+        },
+        price.seqlen
+    );
     for r in &p.rows {
-        let samples = r.samples_per_s();
-        let tokens = samples * f64::from(price.seqlen);
         let q = &r.pass;
-        if csv {
-            out.push_str(&format!(
-                "{},{},{},{},{},{mode},{:.4},{:.4},{:.4},{:.4},{:.4},{:.4},{:.3},{:.1}",
-                price.model,
-                q.gpu,
-                q.batch,
-                r.num_gpus,
-                price.seqlen,
-                q.forward_ms,
-                q.backward_ms,
-                q.optimizer_ms,
-                r.allreduce_ms,
-                r.exposed_allreduce_ms,
-                r.iteration_ms(),
-                samples,
-                tokens
-            ));
-            for k in &kinds {
-                out.push_str(&format!(",{:.4}", q.by_kind.get(k).copied().unwrap_or(0.0)));
-            }
-            out.push('\n');
-        } else {
-            out.push_str(&format!(
-                "| {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.0} |\n",
-                q.gpu,
-                q.batch,
-                r.num_gpus,
-                q.forward_ms,
-                q.backward_ms,
-                q.optimizer_ms,
-                r.exposed_allreduce_ms,
-                r.iteration_ms(),
-                samples,
-                tokens
-            ));
-        }
+        out.push_str(&format!(
+            "| {} | {} | {} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.0} |\n",
+            q.gpu,
+            q.batch,
+            r.num_gpus,
+            q.forward_ms,
+            q.backward_ms,
+            q.optimizer_ms,
+            r.exposed_allreduce_ms,
+            r.iteration_ms(),
+            r.samples_per_s(),
+            r.samples_per_s() * f64::from(price.seqlen)
+        ));
     }
     out
 }
@@ -373,23 +330,22 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
                 gpu_type: args.gpu_type.as_deref(),
             })
             .with_context(|| format!("pricing {}", args.config.display()))?;
-            print!("{}", render_price(&priced, args.format == "csv"));
+            if args.format == "csv" {
+                print!("{}", priced_csv(&priced)?);
+            } else {
+                print!("{}", render_price(&priced));
+            }
             for note in &priced.notes {
                 eprintln!("note: {note}");
             }
             if let Some(dir) = &args.out {
+                let files = write_price_outputs(&priced, dir)?;
+                eprintln!("wrote {}:", dir.display());
+                for f in files {
+                    eprintln!("  {}", f.display());
+                }
                 if priced.throughput.is_empty() {
                     eprintln!("note: no throughput table: it is for training (--mode train)");
-                } else {
-                    let files = write_throughput(&priced.throughput, dir)?;
-                    eprintln!(
-                        "wrote the throughput table ({} rows) to {}:",
-                        priced.throughput.len(),
-                        dir.display()
-                    );
-                    for f in files {
-                        eprintln!("  {}", f.display());
-                    }
                 }
             }
             if args.format == "table" {
