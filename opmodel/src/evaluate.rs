@@ -165,7 +165,7 @@ fn config_index(train: &Path, eval: &Path) -> BTreeMap<String, PathBuf> {
     index
 }
 
-/// Files the files of `dir` ending in `suffix` under their name without it;
+/// Indexes the files of `dir` ending in `suffix` by their name without it;
 /// a later call's file replaces an earlier one's of the same name.
 fn index_files(dir: &Path, suffix: &str, index: &mut BTreeMap<String, PathBuf>) {
     let Ok(files) = std::fs::read_dir(dir) else {

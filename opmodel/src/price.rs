@@ -110,10 +110,10 @@ pub struct ModelPrice {
 /// Prices `job`: builds the model's graph at each batch size and prices
 /// its nodes on each GPU.
 pub fn price_model(job: &PriceJob<'_>) -> Result<ModelPrice, OpModelError> {
-    if job.gpus.is_empty() || job.batch_sizes.is_empty() || job.seqlen == 0 {
-        return Err(OpModelError::Spec {
-            gpu: job.gpus.join(","),
-            reason: "a price needs at least one GPU, one batch size and a sequence length above 0".into(),
+    if job.gpus.is_empty() || job.batch_sizes.is_empty() || job.batch_sizes.contains(&0) || job.seqlen == 0 {
+        return Err(OpModelError::Parse {
+            path: job.config.to_path_buf(),
+            reason: "a price needs at least one GPU, batch sizes of at least 1 and a sequence length of at least 1".into(),
         });
     }
     let config = ModelConfig::read(job.config)?;

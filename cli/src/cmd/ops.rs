@@ -328,8 +328,7 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
                 },
                 scaling: args.network.scaling(args.gpus.clone()),
                 gpu_type: args.gpu_type.as_deref(),
-            })
-            .with_context(|| format!("pricing {}", args.config.display()))?;
+            })?;
             if args.format == "csv" {
                 print!("{}", priced_csv(&priced)?);
             } else {
