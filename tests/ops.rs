@@ -427,6 +427,30 @@ fn ops_price_writes_a_throughput_table_the_planner_reads() {
     let (stdout, stderr) = text(&run);
     assert!(run.status.success(), "{stdout}\n{stderr}");
     assert!(plan_out.join("schedule.json").is_file());
+    // Inference replicas share no gradients: N GPUs serve N times the sequences.
+    let run = tracecast(&[
+        "ops",
+        "price",
+        "--config",
+        s(&config),
+        "--gpu",
+        "a100-sxm4-40gb",
+        "--mode",
+        "inf",
+        "--seqlen",
+        "256",
+        "--gpus",
+        "1,16",
+        "--format",
+        "csv",
+    ]);
+    let (stdout, stderr) = text(&run);
+    assert!(run.status.success(), "{stderr}");
+    let samples: Vec<f64> = csv::Reader::from_reader(stdout.as_bytes())
+        .deserialize::<std::collections::HashMap<String, String>>()
+        .map(|r| r.unwrap()["samples_per_s"].parse().unwrap())
+        .collect();
+    assert!((samples[1] / samples[0] - 16.0).abs() < 1e-9, "{stdout}");
     // One type name for several GPUs would merge their rows: refused.
     let run = tracecast(&[
         "ops",

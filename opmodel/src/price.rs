@@ -113,7 +113,8 @@ pub fn price_model(job: &PriceJob<'_>) -> Result<ModelPrice, OpModelError> {
     if job.gpus.is_empty() || job.batch_sizes.is_empty() || job.batch_sizes.contains(&0) || job.seqlen == 0 {
         return Err(OpModelError::Parse {
             path: job.config.to_path_buf(),
-            reason: "a price needs at least one GPU, batch sizes of at least 1 and a sequence length of at least 1".into(),
+            reason: "a price needs at least one GPU, batch sizes of at least 1 and a sequence length of at least 1"
+                .into(),
         });
     }
     let config = ModelConfig::read(job.config)?;

@@ -113,6 +113,8 @@ pub fn price_transformer(job: &TransformerJob<'_>) -> Result<TransformerPredicti
         let scaled = |batch: u32, n: u32| -> Option<TransformerRow> {
             let pass = pass_of[&batch];
             let (allreduce, exposed) = match (n, net) {
+                // Inference replicas share no gradients.
+                _ if !job.price.training => (0.0, 0.0),
                 (1, _) => (0.0, 0.0),
                 (_, Some(net)) => {
                     let (a, e) = net.exposed_s(gradient_bytes, n, pass.backward_ms / 1e3, job.scaling.overlap);
@@ -127,7 +129,7 @@ pub fn price_transformer(job: &TransformerJob<'_>) -> Result<TransformerPredicti
                 exposed_allreduce_ms: exposed,
             })
         };
-        if net.is_none() && counts.iter().any(|&n| n > 1) {
+        if job.price.training && net.is_none() && counts.iter().any(|&n| n > 1) {
             notes.push(format!(
                 "{name}: no multi-GPU figures: its profile gives no GPU link or PCIe bandwidth (give a hardware profile that does)"
             ));
