@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use tracecast_schemas::hardware::{catalog_or_builtin, lookup_gpu};
+use tracecast_schemas::hardware::{HardwareProfile, catalog_or_builtin, lookup_gpu};
 
 use crate::OpModelError;
 use crate::architectures::ModelConfig;
@@ -104,7 +104,18 @@ pub struct ModelPrice {
     pub optimizer: Optimizer,
     /// What the op model was trained on, one line each.
     pub op_model_trained_on: Vec<String>,
+    /// The GPUs as resolved, in the order asked (their interconnects price
+    /// data-parallel runs).
+    pub gpus: Vec<HardwareProfile>,
+    /// Batch by batch in the order asked, each on every GPU in turn.
     pub passes: Vec<PricedPass>,
+}
+
+impl ModelPrice {
+    /// The pass of the `g`-th GPU at the `b`-th batch size.
+    pub fn pass(&self, b: usize, g: usize) -> &PricedPass {
+        &self.passes[b * self.gpus.len() + g]
+    }
 }
 
 /// Prices `job`: builds the model's graph at each batch size and prices
@@ -123,14 +134,12 @@ pub fn price_model(job: &PriceJob<'_>) -> Result<ModelPrice, OpModelError> {
         None => shipped_model()?,
     };
     let catalog = catalog_or_builtin(job.hardware_dir)?;
-    let gpus: Vec<(String, GpuSpec)> = job
+    let profiles: Vec<HardwareProfile> = job
         .gpus
         .iter()
-        .map(|query| {
-            let profile = lookup_gpu(&catalog, query)?;
-            Ok((profile.name.clone(), GpuSpec::from_profile(&profile)?))
-        })
-        .collect::<Result<_, OpModelError>>()?;
+        .map(|query| lookup_gpu(&catalog, query))
+        .collect::<Result<_, _>>()?;
+    let specs: Vec<GpuSpec> = profiles.iter().map(GpuSpec::from_profile).collect::<Result<_, _>>()?;
     let parameters = config.parameters(job.training);
     let optimizer = if job.training { job.optimizer } else { Optimizer::None };
     let step = optimizer.work(parameters);
@@ -139,8 +148,8 @@ pub fn price_model(job: &PriceJob<'_>) -> Result<ModelPrice, OpModelError> {
         let works = config
             .graph(f64::from(batch), f64::from(job.seqlen), job.training)
             .works(job.training);
-        for (name, spec) in &gpus {
-            let mut priced = price_pass(&model, &works, name, spec, batch)?;
+        for (profile, spec) in profiles.iter().zip(&specs) {
+            let mut priced = price_pass(&model, &works, &profile.name, spec, batch)?;
             if let Some(step) = step {
                 priced.optimizer_ms = model.predict_us(&[(step, spec)], Timing::Workload)?[0] / 1e3;
             }
@@ -155,6 +164,7 @@ pub fn price_model(job: &PriceJob<'_>) -> Result<ModelPrice, OpModelError> {
         parameters,
         optimizer,
         op_model_trained_on: model.card.trained_on.clone(),
+        gpus: profiles,
         passes,
     })
 }

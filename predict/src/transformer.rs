@@ -6,8 +6,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use tracecast_opmodel::{ModelPrice, OpModelError, PriceJob, PricedPass, price_model};
-use tracecast_schemas::hardware::{catalog_or_builtin, lookup_gpu};
+use tracecast_opmodel::{ModelPrice, PriceJob, PricedPass, price_model};
 
 use crate::scaling::Interconnect;
 use crate::{PredictError, ScalingOptions, ThroughputRow};
@@ -88,28 +87,23 @@ pub fn price_transformer(job: &TransformerJob<'_>) -> Result<TransformerPredicti
         batch_sizes: &batches,
         ..job.price
     })?;
-    let catalog = catalog_or_builtin(job.price.hardware_dir).map_err(OpModelError::from)?;
     let gradient_bytes = 4.0 * price.parameters;
     let mut notes = Vec::new();
     let mut rows = Vec::new();
     let mut throughput = Vec::new();
-    let gpus = price.passes.len() / batches.len().max(1);
-    for (g, query) in job.price.gpus.iter().enumerate().take(gpus) {
-        // Passes come batch by batch, GPUs in the order asked.
+    for (g, profile) in price.gpus.iter().enumerate() {
         let pass_of: BTreeMap<u32, &PricedPass> = batches
             .iter()
             .enumerate()
-            .map(|(b, &batch)| (batch, &price.passes[b * gpus + g]))
+            .map(|(b, &batch)| (batch, price.pass(b, g)))
             .collect();
-        let name = pass_of.values().next().map_or(query.clone(), |p| p.gpu.clone());
-        let net = lookup_gpu(&catalog, query).ok().and_then(|profile| {
-            Interconnect::from_profile(
-                &profile,
-                job.scaling.network_gbs,
-                job.scaling.gpus_per_node,
-                job.scaling.latency_s,
-            )
-        });
+        let name = profile.name.clone();
+        let net = Interconnect::from_profile(
+            profile,
+            job.scaling.network_gbs,
+            job.scaling.gpus_per_node,
+            job.scaling.latency_s,
+        );
         let scaled = |batch: u32, n: u32| -> Option<TransformerRow> {
             let pass = pass_of[&batch];
             let (allreduce, exposed) = match (n, net) {
