@@ -61,19 +61,11 @@ fn numel(dims: &[f64]) -> f64 {
     dims.iter().product()
 }
 
-/// A matrix product of the last two tensors, `[.., m, n] x [.., n, k]`
-/// (`addmm` lists its bias first); a 2-D right operand is a weight shared
-/// by every row of the left one.
+/// A matrix product of the last two tensors (`addmm` lists its bias
+/// first), batched as the left one's leading dims: PyProf gives no output.
 fn matmul(t: &[Vec<f64>]) -> Option<OpWork> {
     let [.., a, b] = t else { return None };
-    if a.len() < 2 || b.len() < 2 {
-        return None;
-    }
-    let (m, n, k) = (a[a.len() - 2], a[a.len() - 1], b[b.len() - 1]);
-    if b.len() == 2 {
-        return Some(OpWork::gemm(1.0, numel(&a[..a.len() - 1]), n, k, 4.0));
-    }
-    Some(OpWork::gemm(numel(&a[..a.len() - 2]).max(1.0), m, n, k, 4.0))
+    OpWork::matmul(a, b, numel(&a[..a.len().saturating_sub(2)]))
 }
 
 /// The forward work of one row from its op code and params; PyProf's own

@@ -346,21 +346,12 @@ pub(crate) fn call_work(op: &str, called: &str, inputs: &[Vec<f64>], output: &[f
     }
 }
 
-/// `matmul`/`bmm` of `[..., m, n] x [..., n, k]`; a 2-D right operand is a
-/// weight shared by every row of the left one.
+/// `matmul`/`bmm` of the first two inputs, batched as the output is.
 fn matmul(inputs: &[Vec<f64>], output: &[f64]) -> OpWork {
     let (Some(a), Some(b)) = (inputs.first(), inputs.get(1)) else {
         return OpWork::no_work();
     };
-    if a.len() < 2 || b.len() < 2 {
-        return OpWork::no_work();
-    }
-    let (m, n, k) = (a[a.len() - 2], a[a.len() - 1], b[b.len() - 1]);
-    if b.len() == 2 {
-        return OpWork::gemm(1.0, numel(&a[..a.len() - 1]), n, k, 4.0);
-    }
-    let batch = numel(&output[..output.len().saturating_sub(2)]).max(1.0);
-    OpWork::gemm(batch, m, n, k, 4.0)
+    OpWork::matmul(a, b, numel(&output[..output.len().saturating_sub(2)])).unwrap_or_else(OpWork::no_work)
 }
 
 /// Methods that convert a tensor's dtype; a no-op when it has that dtype already.

@@ -168,6 +168,22 @@ impl OpWork {
         w
     }
 
+    /// A float32 `[.., m, n] x [.., n, k]` matrix product (`matmul`, `bmm`):
+    /// a 2-D right operand is a weight shared by every row of the left one;
+    /// otherwise `batch` products (the leading dims of the output). `None`
+    /// where an operand has fewer than two dims.
+    pub fn matmul(a: &[f64], b: &[f64], batch: f64) -> Option<OpWork> {
+        if a.len() < 2 || b.len() < 2 {
+            return None;
+        }
+        let (m, n, k) = (a[a.len() - 2], a[a.len() - 1], b[b.len() - 1]);
+        if b.len() == 2 {
+            let rows: f64 = a[..a.len() - 1].iter().product();
+            return Some(OpWork::gemm(1.0, rows, n, k, F32));
+        }
+        Some(OpWork::gemm(batch.max(1.0), m, n, k, F32))
+    }
+
     /// NeuSight's `bmm` row: (B,M,N) x (B,N,K).
     pub fn bmm(b: f64, m: f64, n: f64, k: f64) -> OpWork {
         OpWork::gemm(b, m, n, k, F32)
