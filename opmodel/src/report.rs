@@ -8,9 +8,14 @@ use std::path::Path;
 use crate::csvio::CsvTable;
 use crate::scored::Scored;
 
+/// Percentage error, signed: above 0 where the prediction is slower.
+fn percent_error(predicted: f64, measured: f64) -> f64 {
+    (predicted - measured) / measured * 100.0
+}
+
 /// Absolute percentage error.
 fn ape(predicted: f64, measured: f64) -> f64 {
-    (predicted - measured).abs() / measured * 100.0
+    percent_error(predicted, measured).abs()
 }
 
 #[derive(Default, Clone, Copy)]
@@ -230,14 +235,14 @@ pub fn per_configuration(scored: &[Scored], published: &[&Path]) -> String {
             .unwrap_or_default();
         let theirs = e2e_key(s).and_then(|k| summary.get(&k).copied());
         let (ns, ns_err) = theirs.map_or(("-".to_string(), "-".to_string()), |(ns, label)| {
-            (format!("{ns:.2}"), format!("{:+.1}", (ns - label) / label * 100.0))
+            (format!("{ns:.2}"), format!("{:+.1}", percent_error(ns, label)))
         });
         let _ = writeln!(
             md,
             "| {} | {config} | {measured:.2} | {:.2} | {:+.1} | {ns} | {ns_err} |",
             s.gpu,
             s.predicted_ms,
-            (s.predicted_ms - measured) / measured * 100.0
+            percent_error(s.predicted_ms, measured)
         );
     }
     md

@@ -135,17 +135,21 @@ pub fn priced_csv(p: &TransformerPrediction) -> Result<String, PredictError> {
 /// table (`write_throughput`); returns the files written.
 pub fn write_price_outputs(p: &TransformerPrediction, dir: &Path) -> Result<Vec<PathBuf>, PredictError> {
     create_dir(dir)?;
-    let path = dir.join("priced.csv");
-    let batch = priced_batch(p).map_err(|source| PredictError::Arrow {
-        path: path.clone(),
-        source,
-    })?;
-    write_csv(&path, &batch)?;
-    let mut files = vec![path];
+    let mut files = vec![write_table(&dir.join("priced.csv"), priced_batch(p))?];
     if !p.throughput.is_empty() {
         files.extend(write_throughput(&p.throughput, dir)?);
     }
     Ok(files)
+}
+
+/// Writes a table just built as CSV at `path`; returns the path.
+fn write_table(path: &Path, batch: Result<RecordBatch, arrow::error::ArrowError>) -> Result<PathBuf, PredictError> {
+    let batch = batch.map_err(|source| PredictError::Arrow {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    write_csv(path, &batch)?;
+    Ok(path.to_path_buf())
 }
 
 fn write_csv(path: &Path, batch: &RecordBatch) -> Result<(), PredictError> {
@@ -189,13 +193,7 @@ pub fn write_outputs(p: &Prediction, dir: &Path) -> Result<Vec<PathBuf>, Predict
 /// (`elasticflow/<gpu type>/<job type>.csv`); returns the files written.
 pub fn write_throughput(rows: &[ThroughputRow], dir: &Path) -> Result<Vec<PathBuf>, PredictError> {
     create_dir(dir)?;
-    let path = dir.join("throughput.csv");
-    let batch = throughput_batch(rows).map_err(|source| PredictError::Arrow {
-        path: path.clone(),
-        source,
-    })?;
-    write_csv(&path, &batch)?;
-    let mut files = vec![path];
+    let mut files = vec![write_table(&dir.join("throughput.csv"), throughput_batch(rows))?];
     for ((job, gpu), rates) in throughput_grid(rows) {
         let folder = dir.join("elasticflow").join(file_name(&gpu));
         create_dir(&folder)?;
