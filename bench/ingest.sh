@@ -18,10 +18,9 @@ WORK=$(mktemp -d /tmp/tracecast-bench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
 # The peer, in its own virtual environment (bench/.venv, not committed).
-if [ ! -x bench/.venv/bin/python ]; then
-  python3 -m venv bench/.venv
-  bench/.venv/bin/pip install -q holistictraceanalysis==0.5.0
-fi
+# The venv may exist without HTA: other scripts (features.sh) share it.
+[ -x bench/.venv/bin/python ] || python3 -m venv bench/.venv
+bench/.venv/bin/python -c 'import hta' 2>/dev/null || bench/.venv/bin/pip install -q holistictraceanalysis==0.5.0
 mkdir -p "$WORK/hta"
 cp "$TRACE" "$WORK/hta/rank-1.json.gz"
 # Not named hta.py: a script beside the package name would shadow it.

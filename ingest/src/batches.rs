@@ -253,7 +253,7 @@ pub fn trace_batches(t: &Trace<'_>, id: &Identity) -> Result<TraceBatches, Arrow
     let comms: Vec<(usize, &Kernel<'_>, &CommInfo<'_>)> = k
         .iter()
         .enumerate()
-        .filter_map(|(i, k)| Some((i, k, k.comm.as_ref()?)))
+        .filter_map(|(i, k)| Some((i, k, k.comm.as_deref()?)))
         .collect();
     tables.push(batch(
         &lake::COMMS,

@@ -29,10 +29,9 @@ pub fn parse_and_build(bytes: &[u8]) -> Result<Trace<'_>, ParseError> {
 fn parse_any(bytes: &[u8]) -> Result<Trace<'_>, ParseError> {
     let text = json::text(bytes)?;
     if let Some(cut) = json::split::plan(text) {
-        let (mut first, mut second) = (
-            KinetoBuilder::sized(text.len() / 2),
-            KinetoBuilder::sized(text.len() / 2),
-        );
+        // The first half's vectors are sized for the whole file, so that
+        // taking in the second half's records seldom moves them.
+        let (mut first, mut second) = (KinetoBuilder::sized(text.len()), KinetoBuilder::sized(text.len() / 2));
         if let Some(raw) = json::split::parse_halves(text, &cut, &mut first, &mut second) {
             first.absorb(second);
             return Ok(first.finish(raw));

@@ -3,7 +3,7 @@
 //! where that is a containing op's own id, else by nesting; kernel/memcpy ->
 //! launch by correlation; everything -> step by time.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::model::*;
 
@@ -24,7 +24,7 @@ fn is_step_span(op: &Op<'_>) -> bool {
 /// launch contains it.
 fn nest_ops_and_launches(trace: &mut Trace<'_>) {
     let Trace { ops, launches, .. } = trace;
-    let mut stacks: HashMap<(Option<i64>, Option<i64>), Vec<usize>> = HashMap::new();
+    let mut stacks: FxHashMap<(Option<i64>, Option<i64>), Vec<usize>> = FxHashMap::default();
     let (mut oi, mut li) = (0, 0);
     while oi < ops.len() || li < launches.len() {
         let take_op = li >= launches.len() || (oi < ops.len() && ops[oi].start_ns <= launches[li].start_ns);
@@ -130,7 +130,7 @@ fn assign_steps(trace: &mut Trace<'_>) {
 }
 
 fn link_gpu_activity(trace: &mut Trace<'_>) {
-    let by_correlation: HashMap<i64, usize> = trace
+    let by_correlation: FxHashMap<i64, usize> = trace
         .launches
         .iter()
         .enumerate()

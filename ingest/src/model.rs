@@ -243,7 +243,8 @@ pub struct Kernel<'a> {
     pub occupancy_pct: Option<f64>,
     pub kind: Option<Cow<'a, str>>,
     pub graph_id: Option<i64>,
-    pub comm: Option<CommInfo<'a>>,
+    /// Boxed: few kernels are collectives, and every kernel pays for the field's size.
+    pub comm: Option<Box<CommInfo<'a>>>,
 }
 
 #[derive(Debug, Clone)]
@@ -314,5 +315,85 @@ impl Trace<'_> {
             && self.kernels.is_empty()
             && self.memcpys.is_empty()
             && self.et_nodes.is_empty()
+    }
+}
+
+/// A string that borrows nothing: copied out of the trace's text.
+fn owned(s: Cow<'_, str>) -> Cow<'static, str> {
+    Cow::Owned(s.into_owned())
+}
+
+fn owned_opt(s: Option<Cow<'_, str>>) -> Option<Cow<'static, str>> {
+    s.map(owned)
+}
+
+impl Trace<'_> {
+    /// The same trace with every string copied out of the file's text, so
+    /// that the text (as large as the file) can be freed before the Arrow
+    /// tables are built: the event list is never held twice.
+    pub fn into_owned(self) -> Trace<'static> {
+        Trace {
+            format: self.format,
+            meta: self.meta,
+            devices: self.devices,
+            steps: self
+                .steps
+                .into_iter()
+                .map(|s| Step {
+                    name: owned(s.name),
+                    ..s
+                })
+                .collect(),
+            ops: self
+                .ops
+                .into_iter()
+                .map(|o| Op {
+                    name: owned(o.name),
+                    ..o
+                })
+                .collect(),
+            launches: self
+                .launches
+                .into_iter()
+                .map(|l| Launch {
+                    name: owned(l.name),
+                    ..l
+                })
+                .collect(),
+            kernels: self
+                .kernels
+                .into_iter()
+                .map(|k| Kernel {
+                    name: owned(k.name),
+                    kind: owned_opt(k.kind),
+                    comm: k.comm.map(|c| {
+                        Box::new(CommInfo {
+                            dtype: owned_opt(c.dtype),
+                            process_group_name: owned_opt(c.process_group_name),
+                            process_group_ranks: owned_opt(c.process_group_ranks),
+                            ..*c
+                        })
+                    }),
+                    ..k
+                })
+                .collect(),
+            memcpys: self
+                .memcpys
+                .into_iter()
+                .map(|m| Memcpy {
+                    name: owned(m.name),
+                    ..m
+                })
+                .collect(),
+            et_nodes: self
+                .et_nodes
+                .into_iter()
+                .map(|n| EtNode {
+                    name: owned(n.name),
+                    op_schema: owned_opt(n.op_schema),
+                    ..n
+                })
+                .collect(),
+        }
     }
 }

@@ -203,19 +203,14 @@ impl Context<'_> {
             tx.send(Message::Skipped).ok();
             return;
         }
-        let contents = match source::open(&bytes) {
-            Ok(c) => c,
+        match source::open(&bytes) {
+            Ok(Contents::Single) => {}
             Err(e) => {
                 let row = failure(self.run_id, path, None, Some(hash), file.size, e.to_string());
                 tx.send(Message::Log(row)).ok();
                 return;
             }
-        };
-        match contents {
-            Contents::Single => {
-                self.member(path, None, &bytes, hash, tx);
-            }
-            Contents::Archive(mut archive) => {
+            Ok(Contents::Archive(mut archive)) => {
                 let mut all_ok = true;
                 let entries = match archive.entries() {
                     Ok(e) => e,
@@ -232,7 +227,7 @@ impl Context<'_> {
                             if self.known.contains(&member_hash) {
                                 tx.send(Message::Skipped).ok();
                             } else {
-                                all_ok &= self.member(path, Some(name), &data, member_hash, tx);
+                                all_ok &= self.member(path, Some(name), data, member_hash, tx);
                             }
                         }
                         Ok(None) => {}
@@ -250,50 +245,56 @@ impl Context<'_> {
                     let row = log_row(self.run_id, path, None, Some(hash), file.size, "archive", None);
                     tx.send(Message::Log(row)).ok();
                 }
+                return;
             }
         }
+        // A single trace: its bytes go to `member`, which frees them as soon as it can.
+        self.member(path, None, bytes, hash, tx);
     }
 
     /// Parses one trace and hands its batches to the writer. False on failure.
+    ///
+    /// Memory: the stored bytes are freed once decompressed, and the text
+    /// once parsed (the records then own their strings), so at most the
+    /// text and the records are held at once, never the text and the tables.
     fn member(
         &self,
         path: &Path,
         member: Option<String>,
-        bytes: &[u8],
+        bytes: Vec<u8>,
         hash: String,
         tx: &SyncSender<Message>,
     ) -> bool {
+        let stored_size = bytes.len() as u64;
         let fail = |member: Option<String>, hash: String, reason: String| {
             tx.send(Message::Log(failure(
                 self.run_id,
                 path,
                 member,
                 Some(hash),
-                bytes.len() as u64,
+                stored_size,
                 reason,
             )))
             .ok();
             false
         };
         let started = std::time::Instant::now();
-        let plain = match source::decompress(bytes) {
+        let plain = match source::decompress_owned(bytes) {
             Ok(p) => p,
             Err(e) => return fail(member, hash, format!("gzip: {e}")),
         };
         let decompressed = started.elapsed();
+        let uncompressed = plain.len() as u64;
         let trace = match build::parse_and_build(&plain) {
+            Ok(trace) => Ok(trace.into_owned()),
+            Err(e) => Err(e),
+        };
+        drop(plain);
+        let trace = match trace {
             Ok(trace) => trace,
             Err(ParseError::Manifest) => {
                 // The collector's sidecar: not a trace, not a failure.
-                let row = log_row(
-                    self.run_id,
-                    path,
-                    member,
-                    Some(hash),
-                    bytes.len() as u64,
-                    "manifest",
-                    None,
-                );
+                let row = log_row(self.run_id, path, member, Some(hash), stored_size, "manifest", None);
                 tx.send(Message::Log(row)).ok();
                 return true;
             }
@@ -318,7 +319,7 @@ impl Context<'_> {
         tracing::debug!(
             "{}: {} MB; gunzip {:?}, parse and link {:?}, arrow {:?}",
             path.display(),
-            plain.len() / 1_000_000,
+            uncompressed / 1_000_000,
             decompressed,
             linked - decompressed,
             started.elapsed() - linked,
@@ -329,7 +330,7 @@ impl Context<'_> {
             source: identity.source,
             archive_member: member,
             content_hash: Some(hash.clone()),
-            size_bytes: bytes.len() as i64,
+            size_bytes: stored_size as i64,
             outcome: "ingested",
             // Events lost to unusable values: the file is in, with a word said.
             reason: trace.meta.dropped.describe(),
@@ -340,7 +341,7 @@ impl Context<'_> {
             hash,
             batches,
             log,
-            uncompressed: plain.len() as u64,
+            uncompressed,
             kernels: trace.kernels.len() as u64,
         };
         tx.send(message).is_ok()

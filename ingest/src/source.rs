@@ -102,19 +102,71 @@ pub fn decompress(bytes: &[u8]) -> io::Result<std::borrow::Cow<'_, [u8]>> {
     if !is_gzip(bytes) {
         return Ok(std::borrow::Cow::Borrowed(bytes));
     }
-    // A single-member gzip ends with the uncompressed size mod 2^32; trust it
-    // only where it is plausible, so a bad trailer cannot balloon the buffer.
-    let trailer = bytes
-        .len()
-        .checked_sub(4)
-        .map(|at| u32::from_le_bytes(bytes[at..].try_into().expect("4 bytes")));
-    let capacity = match trailer {
-        Some(n) if (n as usize) >= bytes.len() && (n as usize) <= bytes.len().saturating_mul(64) => n as usize + 1,
-        _ => bytes.len().saturating_mul(12).min(1 << 30),
+    let capacity = match trailer_size(bytes) {
+        Some(n) => n + 1,
+        None => bytes.len().saturating_mul(12).min(1 << 30),
     };
     let mut out = Vec::with_capacity(capacity);
     MultiGzDecoder::new(bytes).read_to_end(&mut out)?;
     Ok(std::borrow::Cow::Owned(out))
+}
+
+/// A trace's text, decompressed or as stored.
+pub enum Text {
+    /// Stored uncompressed: the bytes as read.
+    Stored(Vec<u8>),
+    /// Inflated into an anonymous map of the size the gzip trailer gives,
+    /// so that dropping it returns the memory to the system at once (the
+    /// allocator would keep it for a while, and the tables built next would
+    /// come on top of it).
+    Mapped { map: memmap2::MmapMut, len: usize },
+    /// Inflated where the trailer's size could not be trusted.
+    Inflated(Vec<u8>),
+}
+
+impl std::ops::Deref for Text {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Text::Stored(v) | Text::Inflated(v) => v,
+            Text::Mapped { map, len } => &map[..*len],
+        }
+    }
+}
+
+/// [`decompress`] for bytes the caller gives up: gzip input is freed once
+/// inflated, and stored text is handed back without a copy.
+pub fn decompress_owned(bytes: Vec<u8>) -> io::Result<Text> {
+    if !is_gzip(&bytes) {
+        return Ok(Text::Stored(bytes));
+    }
+    let Some(size) = trailer_size(&bytes) else {
+        return Ok(Text::Inflated(decompress(&bytes)?.into_owned()));
+    };
+    // One byte more than the trailer says: a full map means it lied.
+    let mut map = memmap2::MmapMut::map_anon(size + 1)?;
+    let mut decoder = MultiGzDecoder::new(&bytes[..]);
+    let mut len = 0;
+    while len < map.len() {
+        match decoder.read(&mut map[len..]) {
+            Ok(0) => return Ok(Text::Mapped { map, len }),
+            Ok(n) => len += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let mut out = map[..len].to_vec();
+    drop(map);
+    decoder.read_to_end(&mut out)?;
+    Ok(Text::Inflated(out))
+}
+
+/// The uncompressed size a single-member gzip's trailer gives (mod 2^32),
+/// where it is plausible, so that a bad trailer cannot balloon a buffer.
+fn trailer_size(bytes: &[u8]) -> Option<usize> {
+    let at = bytes.len().checked_sub(4)?;
+    let n = u32::from_le_bytes(bytes[at..].try_into().expect("4 bytes")) as usize;
+    (n >= bytes.len() && n <= bytes.len().saturating_mul(64)).then_some(n)
 }
 
 /// What a stored file turned out to be.
@@ -208,6 +260,26 @@ mod tests {
             ignored,
             [".DS_Store", "CATALOG.md", "lake", "notes.txt", "other", "plot.png"]
         );
+    }
+
+    #[test]
+    fn owned_decompression_gives_the_same_text_whatever_the_trailer_says() {
+        let text: Vec<u8> = (0..50_000u32).flat_map(|i| format!("{{\"ts\": {i}}},\n").into_bytes()).collect();
+        let single = gz(&text);
+        assert!(matches!(decompress_owned(single.clone()).unwrap(), Text::Mapped { .. }));
+        assert_eq!(&*decompress_owned(single).unwrap(), &text[..]);
+        // Two members: the trailer gives the second's size only, half the
+        // whole, so the map fills up and inflating goes on.
+        let mut two = gz(&text);
+        two.extend(gz(&text));
+        let both = [&text[..], &text[..]].concat();
+        assert_eq!(trailer_size(&two), Some(text.len()), "a plausible size, and a wrong one");
+        assert!(matches!(decompress_owned(two.clone()).unwrap(), Text::Inflated(_)));
+        assert_eq!(&*decompress_owned(two).unwrap(), &both[..]);
+        assert!(matches!(decompress_owned(b"{}".to_vec()).unwrap(), Text::Stored(_)));
+        let mut cut = gz(&text);
+        cut.truncate(cut.len() / 2);
+        assert!(decompress_owned(cut).is_err(), "a cut-off gzip is an error");
     }
 
     #[test]
