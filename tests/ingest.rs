@@ -574,3 +574,41 @@ fn collector_manifests_are_recognised_not_failed() {
     assert_eq!(code, 0);
     assert!(out.starts_with("ingested 0, skipped 2 already present"), "{out}");
 }
+
+/// FORMATS.md: integer columns are delta-encoded, text dictionary-encoded.
+#[test]
+fn lake_files_use_the_documented_encodings() {
+    use parquet::basic::Encoding;
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let tmp = tempfile::tempdir().unwrap();
+    let lake = tmp.path().join("lake");
+    let (code, out, err) = ingest(&[&fixtures().join("traces")], &lake);
+    assert_eq!(code, 0, "{out}{err}");
+    let part = std::fs::read_dir(lake.join("kernels"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|x| x == "parquet"))
+        .expect("a kernels file");
+    let reader = SerializedFileReader::new(std::fs::File::open(&part).unwrap()).unwrap();
+    let row_group = reader.metadata().row_group(0);
+    let encodings = |name: &str| -> Vec<Encoding> {
+        let column = row_group
+            .columns()
+            .iter()
+            .find(|c| c.column_path().string() == name)
+            .unwrap_or_else(|| panic!("no column {name}"));
+        column.encodings().collect()
+    };
+    for integer in ["start_ns", "dur_ns", "kernel_id", "stream"] {
+        assert!(
+            encodings(integer).contains(&Encoding::DELTA_BINARY_PACKED),
+            "{integer}: {:?}",
+            encodings(integer)
+        );
+    }
+    assert!(
+        encodings("name").contains(&Encoding::RLE_DICTIONARY),
+        "name: {:?}",
+        encodings("name")
+    );
+}

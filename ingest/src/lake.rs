@@ -17,8 +17,9 @@ use arrow::array::{Array, StringArray};
 use arrow::record_batch::RecordBatch;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::{ArrowWriter, ProjectionMask};
-use parquet::basic::{Compression, ZstdLevel};
+use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 use rayon::prelude::*;
 use tracecast_schemas::{TableDef, lake};
 
@@ -234,10 +235,20 @@ impl ChunkWriter {
         fs::create_dir_all(&table_dir).map_err(io_err(&table_dir))?;
         let path = table_dir.join(format!("part-{}.parquet", self.name));
         let file = File::create(&path).map_err(io_err(&path))?;
-        let props = WriterProperties::builder()
+        let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).expect("valid level")))
-            .set_max_row_group_row_count(Some(256 * 1024))
-            .build();
+            .set_max_row_group_row_count(Some(256 * 1024));
+        // Integers are delta-encoded rather than put in a dictionary: times
+        // and ids are mostly distinct, so interning every value is wasted
+        // work, and sorted times, running ids and repeated values (thread
+        // ids, depths) shrink to a few bits (the lake is a third the size).
+        for column in def.columns.iter().filter(|c| c.ty.is_flat_integer()) {
+            let path = ColumnPath::from(column.name);
+            props = props
+                .set_column_dictionary_enabled(path.clone(), false)
+                .set_column_encoding(path, Encoding::DELTA_BINARY_PACKED);
+        }
+        let props = props.build();
         let writer = ArrowWriter::try_new(file, def.schema(), Some(props)).map_err(pq_err(&path))?;
         self.writers.push((def, writer));
         Ok(self.writers.len() - 1)

@@ -264,7 +264,9 @@ mod tests {
 
     #[test]
     fn owned_decompression_gives_the_same_text_whatever_the_trailer_says() {
-        let text: Vec<u8> = (0..50_000u32).flat_map(|i| format!("{{\"ts\": {i}}},\n").into_bytes()).collect();
+        let text: Vec<u8> = (0..50_000u32)
+            .flat_map(|i| format!("{{\"ts\": {i}}},\n").into_bytes())
+            .collect();
         let single = gz(&text);
         assert!(matches!(decompress_owned(single.clone()).unwrap(), Text::Mapped { .. }));
         assert_eq!(&*decompress_owned(single).unwrap(), &text[..]);
@@ -273,7 +275,11 @@ mod tests {
         let mut two = gz(&text);
         two.extend(gz(&text));
         let both = [&text[..], &text[..]].concat();
-        assert_eq!(trailer_size(&two), Some(text.len()), "a plausible size, and a wrong one");
+        assert_eq!(
+            trailer_size(&two),
+            Some(text.len()),
+            "a plausible size, and a wrong one"
+        );
         assert!(matches!(decompress_owned(two.clone()).unwrap(), Text::Inflated(_)));
         assert_eq!(&*decompress_owned(two).unwrap(), &both[..]);
         assert!(matches!(decompress_owned(b"{}".to_vec()).unwrap(), Text::Stored(_)));

@@ -21,6 +21,11 @@ pub enum ColType {
 }
 
 impl ColType {
+    /// A single integer per row (not a list).
+    pub fn is_flat_integer(self) -> bool {
+        matches!(self, ColType::Int32 | ColType::Int64 | ColType::UInt64)
+    }
+
     pub fn to_arrow(self) -> DataType {
         match self {
             ColType::Bool => DataType::Boolean,
