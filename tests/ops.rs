@@ -301,8 +301,44 @@ fn ops_price_prices_a_configuration_on_several_gpus() {
             "{gpu}: batch 8 / batch 4 = {ratio}\n{stdout}"
         );
     }
+    // Llama-3-8B (grouped-query attention, gated MLP) from its fixture: the
+    // same order of GPUs, and its published parameter count in the header.
+    let llama = fixtures().join("models/llama-3-8b.json");
+    let run = tracecast(&[
+        "ops",
+        "price",
+        "--config",
+        s(&llama),
+        "--gpu",
+        "T4",
+        "--gpu",
+        "V100",
+        "--gpu",
+        "H100",
+        "--seqlen",
+        "2048",
+        "--format",
+        "csv",
+    ]);
+    let (llama_csv, stderr) = text(&run);
+    assert!(run.status.success(), "{stderr}");
+    let llama_ms = |gpu: &str| -> f64 {
+        let mut rows = csv::Reader::from_reader(llama_csv.as_bytes());
+        let header = rows.headers().unwrap().clone();
+        let at = |name: &str| header.iter().position(|h| h == name).unwrap();
+        let row = rows
+            .records()
+            .map(|r| r.unwrap())
+            .find(|r| r[at("gpu")].contains(gpu))
+            .unwrap();
+        row[at("iteration_ms")].parse().unwrap()
+    };
+    assert!(
+        llama_ms("T4") > llama_ms("V100") && llama_ms("V100") > llama_ms("H100"),
+        "{llama_csv}"
+    );
     // A configuration tracecast cannot build a graph for names the file and the type.
-    std::fs::write(&config, r#"{"model_type": "llama", "hidden_size": 4096}"#).unwrap();
+    std::fs::write(&config, r#"{"model_type": "mamba", "hidden_size": 4096}"#).unwrap();
     let run = tracecast(&[
         "ops",
         "price",
@@ -316,7 +352,7 @@ fn ops_price_prices_a_configuration_on_several_gpus() {
     let (_, stderr) = text(&run);
     assert!(!run.status.success());
     assert!(
-        stderr.contains("gpt2_med.json") && stderr.contains("`llama`"),
+        stderr.contains("gpt2_med.json") && stderr.contains("`mamba`"),
         "{stderr}"
     );
 }

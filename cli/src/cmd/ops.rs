@@ -143,8 +143,9 @@ pub struct SweepArgs {
 /// Price a transformer from its Hugging Face configuration on one or more
 /// GPUs, batch sizes and data-parallel GPU counts: the graph a forward
 /// (and, with --mode train, backward) pass runs, built from the config
-/// (gpt2 and its GPT-3 sizes, bert, opt, switch_transformers, as NeuSight
-/// runs them: float32, eager attention), each node priced by the op model;
+/// (gpt2 and its GPT-3 sizes, bert, opt, switch_transformers, llama,
+/// mistral, qwen2; float32, eager attention, as NeuSight runs them), each
+/// node priced by the op model;
 /// in training, the optimizer step and, on several GPUs, the exposed ring
 /// all-reduce of the gradients. No data loading or host time.
 ///

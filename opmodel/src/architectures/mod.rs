@@ -6,11 +6,13 @@
 //! (`graph::call_work`), so both price alike.
 //!
 //! Architectures: GPT-2 (`gpt2`, which NeuSight's GPT-3 configurations
-//! use), BERT (`bert`), OPT (`opt`) and Switch Transformers
-//! (`switch_transformers`, with NeuSight's patched expert dispatch).
+//! use), BERT (`bert`), OPT (`opt`), Switch Transformers
+//! (`switch_transformers`, with NeuSight's patched expert dispatch), and
+//! Llama with the models built like it (`llama`, `mistral`, `qwen2`).
 
 mod bert;
 mod gpt2;
+mod llama;
 mod opt;
 mod switch;
 
@@ -35,6 +37,7 @@ pub enum Architecture {
     Bert(bert::Bert),
     Opt(opt::Opt),
     Switch(switch::Switch),
+    Llama(llama::Llama),
 }
 
 /// One configuration field, read as a number.
@@ -109,9 +112,10 @@ impl ModelConfig {
             Some("bert") => Architecture::Bert(bert::Bert::from_fields(&fields)?),
             Some("opt") => Architecture::Opt(opt::Opt::from_fields(&fields)?),
             Some("switch_transformers") => Architecture::Switch(switch::Switch::from_fields(&fields)?),
+            Some(t @ ("llama" | "mistral" | "qwen2")) => Architecture::Llama(llama::Llama::from_fields(&fields, t)?),
             other => {
                 return Err(fields.bad(format!(
-                    "model_type {}: graphs are built for gpt2, bert, opt and switch_transformers",
+                    "model_type {}: graphs are built for gpt2, bert, opt, switch_transformers, llama, mistral and qwen2",
                     other.map_or("missing".to_string(), |t| format!("`{t}`"))
                 )));
             }
@@ -131,6 +135,7 @@ impl ModelConfig {
             Architecture::Bert(m) => m.parameters(training),
             Architecture::Opt(m) => m.parameters(),
             Architecture::Switch(m) => m.parameters(),
+            Architecture::Llama(m) => m.parameters(),
         }
     }
 
@@ -143,6 +148,10 @@ impl ModelConfig {
             Architecture::Switch(m) => format!(
                 "switch_transformers, {}+{} layers, {} experts, d_model {}",
                 m.encoder_layers, m.decoder_layers, m.experts, m.d_model
+            ),
+            Architecture::Llama(m) => format!(
+                "llama, {} layers, hidden {}, {} of {} heads for keys and values",
+                m.layers, m.hidden, m.kv_heads, m.heads
             ),
         }
     }
@@ -157,6 +166,7 @@ impl ModelConfig {
             Architecture::Bert(m) => m.build(&mut b, shape),
             Architecture::Opt(m) => m.build(&mut b, shape),
             Architecture::Switch(m) => m.build(&mut b, shape),
+            Architecture::Llama(m) => m.build(&mut b, shape),
         }
         b.graph
     }

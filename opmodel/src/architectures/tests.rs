@@ -127,10 +127,18 @@ fn bad_configurations_name_the_field() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("m.json") && err.contains("n_head"), "{err}");
-    let err = ModelConfig::parse("m", r#"{"model_type": "llama"}"#, Path::new("m.json"))
+    let err = ModelConfig::parse("m", r#"{"model_type": "mamba"}"#, Path::new("m.json"))
         .unwrap_err()
         .to_string();
-    assert!(err.contains("`llama`"), "{err}");
+    assert!(err.contains("`mamba`"), "{err}");
+    let err = ModelConfig::parse(
+        "m",
+        r#"{"model_type": "llama", "hidden_size": 4096}"#,
+        Path::new("m.json"),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("num_attention_heads"), "{err}");
     let err = ModelConfig::parse("m", r#"{"model_type": "gpt2", "n_embd": -3}"#, Path::new("m.json"))
         .unwrap_err()
         .to_string();
@@ -157,4 +165,48 @@ fn parameter_counts_match_the_published_models() {
     let switch = config(SWITCH);
     let dense_only = config(&SWITCH.replace("\"num_experts\": 4", "\"num_experts\": 1"));
     assert!(switch.parameters(true) > 1.5 * dense_only.parameters(true));
+}
+
+const LLAMA2_7B: &str = r#"{"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,
+    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 32, "vocab_size": 32000,
+    "hidden_act": "silu", "tie_word_embeddings": false}"#;
+
+const LLAMA3_8B: &str = r#"{"model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336,
+    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "vocab_size": 128256,
+    "hidden_act": "silu", "tie_word_embeddings": false}"#;
+
+/// Hugging Face's counts for the public checkpoints: Llama-2-7B
+/// 6,738,415,616; Llama-3-8B 8,030,261,248 (grouped-query attention);
+/// Qwen2-0.5B 494,032,768 (biased query, key and value, tied head).
+#[test]
+fn llama_parameter_counts_match_the_published_models() {
+    assert_eq!(config(LLAMA2_7B).parameters(true), 6_738_415_616.0);
+    assert_eq!(config(LLAMA3_8B).parameters(true), 8_030_261_248.0);
+    let qwen = config(
+        r#"{"model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864, "num_attention_heads": 14,
+            "num_hidden_layers": 24, "num_key_value_heads": 2, "vocab_size": 151936, "tie_word_embeddings": true}"#,
+    );
+    assert_eq!(qwen.parameters(true), 494_032_768.0);
+}
+
+/// A Llama forward pass does 2·t per weight in its projections (queries and
+/// outputs d², keys and values d·kv·dh each, three MLP matrices d·f), 4·b·s²·h·dh
+/// in attention, plus the vocabulary projection and the rotary tables'
+/// small product; fewer key-value heads cut only the key and value
+/// projections.
+#[test]
+fn llama_matrix_work_is_the_textbook_count() {
+    let (b, s, d, l, f) = (2.0, 1024.0, 4096.0, 32.0, 14336.0);
+    let t = b * s;
+    let expected = |kv: f64, v: f64| {
+        let rotary = 2.0 * b * 64.0 * s;
+        l * (2.0 * t * (2.0 * d * d + 2.0 * d * kv * 128.0 + 3.0 * d * f) + 4.0 * b * s * s * d)
+            + 2.0 * t * d * v
+            + rotary
+    };
+    let got = gemm_flops(&config(LLAMA3_8B).graph(b, s, false));
+    assert!((got / expected(8.0, 128256.0) - 1.0).abs() < 1e-9, "{got}");
+    let mha = config(&LLAMA3_8B.replace("\"num_key_value_heads\": 8", "\"num_key_value_heads\": 32"));
+    let got = gemm_flops(&mha.graph(b, s, false));
+    assert!((got / expected(32.0, 128256.0) - 1.0).abs() < 1e-9, "{got}");
 }
