@@ -302,7 +302,7 @@ fn ops_price_prices_a_configuration_on_several_gpus() {
         );
     }
     // Llama-3-8B (grouped-query attention, gated MLP) from its fixture: the
-    // same order of GPUs, and its published parameter count in the header.
+    // same order of GPUs (its parameter count is checked in opmodel's tests).
     let llama = fixtures().join("models/llama-3-8b.json");
     let run = tracecast(&[
         "ops",
