@@ -302,7 +302,9 @@ fn ops_price_prices_a_configuration_on_several_gpus() {
         );
     }
     // Llama-3-8B (grouped-query attention, gated MLP) from its fixture: the
-    // same order of GPUs (its parameter count is checked in opmodel's tests).
+    // same order of GPUs (its parameter count is checked in opmodel's
+    // tests); trained in float32 with Adam, 16 bytes a parameter fit on no
+    // single GPU, and the run says so.
     let llama = fixtures().join("models/llama-3-8b.json");
     let run = tracecast(&[
         "ops",
@@ -337,6 +339,18 @@ fn ops_price_prices_a_configuration_on_several_gpus() {
         llama_ms("T4") > llama_ms("V100") && llama_ms("V100") > llama_ms("H100"),
         "{llama_csv}"
     );
+    let state: f64 = {
+        let mut rows = csv::Reader::from_reader(llama_csv.as_bytes());
+        let at = rows
+            .headers()
+            .unwrap()
+            .iter()
+            .position(|h| h == "model_state_gb")
+            .unwrap();
+        rows.records().next().unwrap().unwrap()[at].parse().unwrap()
+    };
+    assert!((state - 8_030_261_248.0 * 16.0 / 1e9).abs() < 1e-6, "{state}");
+    assert!(stderr.contains("H100") && stderr.contains("does not fit"), "{stderr}");
     // A configuration tracecast cannot build a graph for names the file and the type.
     std::fs::write(&config, r#"{"model_type": "mamba", "hidden_size": 4096}"#).unwrap();
     let run = tracecast(&[

@@ -50,6 +50,15 @@ pub enum Optimizer {
 }
 
 impl Optimizer {
+    /// Bytes of state the optimizer keeps per float32 parameter.
+    pub fn state_bytes_per_parameter(self) -> f64 {
+        match self {
+            Optimizer::None => 0.0,
+            Optimizer::Sgd => 4.0,
+            Optimizer::Adam => 8.0,
+        }
+    }
+
     /// The step's work over `parameters` float32 parameters, if any.
     pub fn work(self, parameters: f64) -> Option<OpWork> {
         let tensors_read = match self {
@@ -112,6 +121,18 @@ pub struct ModelPrice {
 }
 
 impl ModelPrice {
+    /// Bytes every GPU holds for the model whatever the batch: float32
+    /// weights, and in training their gradients and the optimizer's state
+    /// (data parallelism replicates all three). Activations come on top.
+    pub fn model_state_bytes(&self) -> f64 {
+        let per_parameter = if self.training {
+            4.0 + 4.0 + self.optimizer.state_bytes_per_parameter()
+        } else {
+            4.0
+        };
+        self.parameters * per_parameter
+    }
+
     /// The pass of the `g`-th GPU at the `b`-th batch size.
     pub fn pass(&self, b: usize, g: usize) -> &PricedPass {
         &self.passes[b * self.gpus.len() + g]

@@ -84,6 +84,12 @@ fn throughput_batch(r: &[ThroughputRow]) -> Result<RecordBatch, arrow::error::Ar
 fn priced_batch(p: &TransformerPrediction) -> Result<RecordBatch, arrow::error::ArrowError> {
     let r = &p.rows;
     let mode = if p.price.training { "train" } else { "inf" };
+    let memory_gb: std::collections::HashMap<&str, Option<f64>> = p
+        .price
+        .gpus
+        .iter()
+        .map(|g| (g.name.as_str(), crate::transformer::gpu_memory_gb(g)))
+        .collect();
     let kind = |name: &'static str| {
         floats(
             r.iter()
@@ -115,6 +121,8 @@ fn priced_batch(p: &TransformerPrediction) -> Result<RecordBatch, arrow::error::
             kind("reduction"),
             kind("gather"),
             kind("copy"),
+            floats(r.iter().map(|_| Some(p.price.model_state_bytes() / 1e9))),
+            floats(r.iter().map(|r| memory_gb.get(r.pass.gpu.as_str()).copied().flatten())),
         ],
     )
 }

@@ -6,7 +6,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use tracecast_opmodel::{ModelPrice, PriceJob, PricedPass, price_model};
+use tracecast_opmodel::{ModelPrice, Optimizer, PriceJob, PricedPass, price_model};
+use tracecast_schemas::hardware::HardwareProfile;
 
 use crate::scaling::Interconnect;
 use crate::{PredictError, ScalingOptions, ThroughputRow};
@@ -123,6 +124,9 @@ pub fn price_transformer(job: &TransformerJob<'_>) -> Result<TransformerPredicti
                 exposed_allreduce_ms: exposed,
             })
         };
+        if let Some(note) = does_not_fit(&price, profile) {
+            notes.push(note);
+        }
         if job.price.training && net.is_none() && counts.iter().any(|&n| n > 1) {
             notes.push(format!(
                 "{name}: no multi-GPU figures: its profile gives no GPU link or PCIe bandwidth (give a hardware profile that does)"
@@ -155,6 +159,32 @@ pub fn price_transformer(job: &TransformerJob<'_>) -> Result<TransformerPredicti
         throughput,
         notes,
     })
+}
+
+/// Why `profile` cannot hold the model at all, where its memory is known
+/// and smaller than the model's state: the rows are still priced (the
+/// compute is what it is), but no batch runs there as asked.
+fn does_not_fit(price: &ModelPrice, profile: &HardwareProfile) -> Option<String> {
+    let memory_gb = gpu_memory_gb(profile)?;
+    let state_gb = price.model_state_bytes() / 1e9;
+    if state_gb <= memory_gb {
+        return None;
+    }
+    let what = match (price.training, price.optimizer) {
+        (false, _) => "float32 weights".to_string(),
+        (true, Optimizer::None) => "float32 weights and gradients".to_string(),
+        (true, o) => format!("float32 weights, gradients and {o:?} state"),
+    };
+    Some(format!(
+        "{}: does not fit: {}'s {what} take {state_gb:.1} GB a GPU (activations come on top), the GPU has {memory_gb:.0} GB; \
+         data parallelism replicates them, so more GPUs do not help",
+        profile.name, price.model
+    ))
+}
+
+/// The GPU's memory in GB, where its profile or spec sheet gives it.
+pub(crate) fn gpu_memory_gb(profile: &HardwareProfile) -> Option<f64> {
+    profile.memory.size_gb.as_ref().map(|m| m.value)
 }
 
 /// Global batches b x N of the asked per-GPU batches on the asked counts.

@@ -113,7 +113,8 @@ pub const PREDICTED_TRACES: TableDef = TableDef {
 
 pub const PRICED_TRANSFORMER: TableDef = TableDef {
     name: "priced_transformer",
-    version: PREDICTION_VERSION,
+    // 2: `model_state_gb` and `gpu_memory_gb` (2026-11-25).
+    version: 2,
     doc: "`tracecast ops price` output (`--format csv`, and `priced.csv` under `--out`): one row per GPU, \
           batch size per GPU and data-parallel GPU count of a transformer priced from its Hugging Face \
           configuration. Device time: no data loading or host time; operators do not overlap.",
@@ -200,6 +201,19 @@ pub const PRICED_TRANSFORMER: TableDef = TableDef {
             "Of forward and backward: embedding lookups and gathers.",
         ),
         req("copy_ms", Float64, "ms", "Of forward and backward: copies and casts."),
+        req(
+            "model_state_gb",
+            Float64,
+            "GB",
+            "Float32 weights, and in training their gradients and the optimizer's state, on each GPU \
+             (data parallelism replicates them); activations come on top.",
+        ),
+        opt(
+            "gpu_memory_gb",
+            Float64,
+            "GB",
+            "The GPU's memory as its profile or spec sheet gives it; a `model_state_gb` above it does not fit.",
+        ),
     ],
 };
 

@@ -205,12 +205,13 @@ pub struct PriceArgs {
 fn render_price(p: &TransformerPrediction) -> String {
     let price = &p.price;
     let mut out = format!(
-        "{} ({}, {:.0} M parameters), {}, {} tokens per sequence\n\n\
+        "{} ({}, {:.0} M parameters, {:.1} GB of model state a GPU), {}, {} tokens per sequence\n\n\
          | GPU | batch/GPU | GPUs | forward ms | backward ms | optimizer ms | exposed all-reduce ms | iteration ms | samples/s | tokens/s |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         price.model,
         price.described,
         price.parameters / 1e6,
+        price.model_state_bytes() / 1e9,
         match (price.training, price.optimizer) {
             (false, _) => "forward only".to_string(),
             (true, Optimizer::None) => "forward + backward".to_string(),
