@@ -9,42 +9,83 @@ use crate::json::lenient::Scalar;
 use crate::json::{self, EventSink, ParseError, RawDevice, RawEtNode, RawEvent, RawFile, time::time_ns};
 use crate::model::*;
 
-/// Parses and links one trace file's (decompressed) bytes. Large Kineto
-/// files are parsed in two halves at once (see `json::split`). A file that
-/// yields no events at all is an error that says why.
-pub fn parse_and_build(bytes: &[u8]) -> Result<Trace<'_>, ParseError> {
-    let trace = parse_any(bytes)?;
-    if trace.has_no_events() {
-        let m = &trace.meta;
-        let why = match (m.event_count, m.dropped.describe()) {
-            (0, _) => "the file lists none".to_string(),
-            (n, Some(dropped)) => format!("{n} listed; {dropped}"),
-            (n, None) => format!("none of its {n} events is a complete event (`ph` X) of a category tracecast reads"),
-        };
-        return Err(ParseError::NoEvents(why));
-    }
-    Ok(trace)
+/// Parses and links one trace file's (decompressed) bytes: [`parse`], then
+/// [`Parsed::build`].
+pub fn parse_and_build(bytes: &[u8]) -> Result<Trace<'static>, ParseError> {
+    parse(bytes)?.build()
 }
 
-fn parse_any(bytes: &[u8]) -> Result<Trace<'_>, ParseError> {
+/// A trace file's records, owning their strings, before they are merged,
+/// sorted and linked: the text they came from can be freed first, so that
+/// it is never held beside the merged records (ingest's peak memory).
+pub struct Parsed(ParsedKind);
+
+enum ParsedKind {
+    Kineto {
+        records: KinetoBuilder,
+        /// The second half's records, where the file was parsed in two.
+        rest: Option<KinetoBuilder>,
+        raw: RawFile<'static>,
+    },
+    Et(Trace<'static>),
+}
+
+/// Parses one trace file's (decompressed) bytes. Large Kineto files are
+/// parsed in two halves at once (see `json::split`).
+pub fn parse(bytes: &[u8]) -> Result<Parsed, ParseError> {
     let text = json::text(bytes)?;
     if let Some(cut) = json::split::plan(text) {
         // The first half's vectors are sized for the whole file, so that
         // taking in the second half's records seldom moves them.
         let (mut first, mut second) = (KinetoBuilder::sized(text.len()), KinetoBuilder::sized(text.len() / 2));
         if let Some(raw) = json::split::parse_halves(text, &cut, &mut first, &mut second) {
-            first.absorb(second);
-            return Ok(first.finish(raw));
+            return Ok(Parsed(ParsedKind::Kineto {
+                records: first,
+                rest: Some(second),
+                raw: raw.into_static(),
+            }));
         }
         tracing::debug!("the two-way cut did not hold; parsing in one pass");
     }
     let mut builder = KinetoBuilder::sized(text.len());
     let raw = json::parse_text(text, &mut builder)?;
-    Ok(if raw.et_nodes.is_some() {
-        build_et(raw)
+    Ok(Parsed(if raw.et_nodes.is_some() {
+        ParsedKind::Et(build_et(raw).into_owned())
     } else {
-        builder.finish(raw)
-    })
+        ParsedKind::Kineto {
+            records: builder,
+            rest: None,
+            raw: raw.into_static(),
+        }
+    }))
+}
+
+impl Parsed {
+    /// Merges, sorts and links the records. A file that yields no events
+    /// at all is an error that says why.
+    pub fn build(self) -> Result<Trace<'static>, ParseError> {
+        let trace = match self.0 {
+            ParsedKind::Kineto { mut records, rest, raw } => {
+                if let Some(rest) = rest {
+                    records.absorb(rest);
+                }
+                records.finish(raw)
+            }
+            ParsedKind::Et(trace) => trace,
+        };
+        if trace.has_no_events() {
+            let m = &trace.meta;
+            let why = match (m.event_count, m.dropped.describe()) {
+                (0, _) => "the file lists none".to_string(),
+                (n, Some(dropped)) => format!("{n} listed; {dropped}"),
+                (n, None) => {
+                    format!("none of its {n} events is a complete event (`ph` X) of a category tracecast reads")
+                }
+            };
+            return Err(ParseError::NoEvents(why));
+        }
+        Ok(trace)
+    }
 }
 
 enum Kind {
@@ -85,22 +126,23 @@ fn devices_of(raw: &[RawDevice]) -> Vec<Device> {
         .collect()
 }
 
-/// Turns each Kineto event into a model record as soon as it is parsed.
-/// Times stay relative to the file until `finish` knows `baseTimeNanoseconds`
-/// (which may come after the events).
+/// Turns each Kineto event into a model record as soon as it is parsed,
+/// its strings copied out of the text. Times stay relative to the file
+/// until `finish` knows `baseTimeNanoseconds` (which may come after the
+/// events).
 #[derive(Default)]
-struct KinetoBuilder<'a> {
+struct KinetoBuilder {
     legacy_categories: bool,
-    ops: Vec<Op<'a>>,
-    launches: Vec<Launch<'a>>,
-    kernels: Vec<Kernel<'a>>,
-    memcpys: Vec<Memcpy<'a>>,
+    ops: Vec<Op<'static>>,
+    launches: Vec<Launch<'static>>,
+    kernels: Vec<Kernel<'static>>,
+    memcpys: Vec<Memcpy<'static>>,
     first_ns: Option<i64>,
     last_ns: Option<i64>,
     dropped: DroppedEvents,
 }
 
-impl<'a> EventSink<'a> for KinetoBuilder<'a> {
+impl<'a> EventSink<'a> for KinetoBuilder {
     fn not_an_object(&mut self) {
         self.dropped.not_an_object += 1;
     }
@@ -128,7 +170,7 @@ impl<'a> EventSink<'a> for KinetoBuilder<'a> {
         self.first_ns = Some(self.first_ns.map_or(start_ns, |f| f.min(start_ns)));
         self.last_ns = Some(self.last_ns.map_or(start_ns + dur_ns, |l| l.max(start_ns + dur_ns)));
         self.legacy_categories |= matches!(event.cat.as_deref(), Some("Operator" | "Kernel" | "Runtime"));
-        let name = event.name.take().unwrap_or(Cow::Borrowed(""));
+        let name = owned(event.name.take().unwrap_or_default());
         match kind {
             Kind::Op(category) => {
                 let args = event.args.take().unwrap_or_default();
@@ -167,7 +209,7 @@ impl<'a> EventSink<'a> for KinetoBuilder<'a> {
                 });
             }
             Kind::Kernel => {
-                let comm = comm::classify(&name, &mut event);
+                let comm = comm::classify(&name, &mut event).map(|c| Box::new(c.into_owned()));
                 let args = event.args.take().unwrap_or_default();
                 self.kernels.push(Kernel {
                     name,
@@ -187,7 +229,7 @@ impl<'a> EventSink<'a> for KinetoBuilder<'a> {
                     blocks_per_sm: args.blocks_per_sm,
                     warps_per_sm: args.warps_per_sm,
                     occupancy_pct: args.achieved_occupancy.or(args.theoretical_occupancy),
-                    kind: args.kind,
+                    kind: owned_opt(args.kind),
                     graph_id: args.graph_id,
                     comm,
                 });
@@ -212,7 +254,7 @@ impl<'a> EventSink<'a> for KinetoBuilder<'a> {
     }
 }
 
-impl<'a> KinetoBuilder<'a> {
+impl KinetoBuilder {
     /// Real traces average 200-300 bytes an event; reserving address space
     /// is cheap, growing and copying large vectors is not.
     fn sized(bytes: usize) -> Self {
@@ -226,7 +268,7 @@ impl<'a> KinetoBuilder<'a> {
     }
 
     /// Adds the records another builder made from the rest of the same file.
-    fn absorb(&mut self, other: KinetoBuilder<'a>) {
+    fn absorb(&mut self, other: KinetoBuilder) {
         self.legacy_categories |= other.legacy_categories;
         self.ops.extend(other.ops);
         self.launches.extend(other.launches);
@@ -237,7 +279,7 @@ impl<'a> KinetoBuilder<'a> {
         self.dropped.add(other.dropped);
     }
 
-    fn finish(self, raw: RawFile<'a>) -> Trace<'a> {
+    fn finish(self, raw: RawFile<'static>) -> Trace<'static> {
         let KinetoBuilder {
             legacy_categories,
             mut ops,

@@ -5,12 +5,12 @@ use crate::json::RawEvent;
 use crate::model::CommInfo;
 
 /// Collective metadata wins; else the name decides; `None` for compute kernels.
-pub fn classify<'a>(name: &str, event: &mut RawEvent<'a>) -> Option<Box<CommInfo<'a>>> {
+pub fn classify<'a>(name: &str, event: &mut RawEvent<'a>) -> Option<CommInfo<'a>> {
     let args = event.args.as_mut();
     if let Some(args) = args
         && let Some(collective) = args.collective_name.take()
     {
-        return Some(Box::new(CommInfo {
+        return Some(CommInfo {
             collective: normalise(&collective).unwrap_or("other"),
             by_metadata: true,
             in_msg_nelems: args.in_msg_nelems,
@@ -19,13 +19,11 @@ pub fn classify<'a>(name: &str, event: &mut RawEvent<'a>) -> Option<Box<CommInfo
             group_size: args.group_size,
             process_group_name: args.process_group_name.take(),
             process_group_ranks: args.process_group_ranks.take(),
-        }));
+        });
     }
-    is_communication_name(name).then(|| {
-        Box::new(CommInfo {
-            collective: normalise(name).unwrap_or("other"),
-            ..CommInfo::default()
-        })
+    is_communication_name(name).then(|| CommInfo {
+        collective: normalise(name).unwrap_or("other"),
+        ..CommInfo::default()
     })
 }
 

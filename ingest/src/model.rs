@@ -319,12 +319,24 @@ impl Trace<'_> {
 }
 
 /// A string that borrows nothing: copied out of the trace's text.
-fn owned(s: Cow<'_, str>) -> Cow<'static, str> {
+pub(crate) fn owned(s: Cow<'_, str>) -> Cow<'static, str> {
     Cow::Owned(s.into_owned())
 }
 
-fn owned_opt(s: Option<Cow<'_, str>>) -> Option<Cow<'static, str>> {
+pub(crate) fn owned_opt(s: Option<Cow<'_, str>>) -> Option<Cow<'static, str>> {
     s.map(owned)
+}
+
+impl CommInfo<'_> {
+    /// The same metadata with its strings copied out of the trace's text.
+    pub fn into_owned(self) -> CommInfo<'static> {
+        CommInfo {
+            dtype: owned_opt(self.dtype),
+            process_group_name: owned_opt(self.process_group_name),
+            process_group_ranks: owned_opt(self.process_group_ranks),
+            ..self
+        }
+    }
 }
 
 impl Trace<'_> {
@@ -366,14 +378,7 @@ impl Trace<'_> {
                 .map(|k| Kernel {
                     name: owned(k.name),
                     kind: owned_opt(k.kind),
-                    comm: k.comm.map(|c| {
-                        Box::new(CommInfo {
-                            dtype: owned_opt(c.dtype),
-                            process_group_name: owned_opt(c.process_group_name),
-                            process_group_ranks: owned_opt(c.process_group_ranks),
-                            ..*c
-                        })
-                    }),
+                    comm: k.comm.map(|c| Box::new(c.into_owned())),
                     ..k
                 })
                 .collect(),

@@ -285,12 +285,11 @@ impl Context<'_> {
         };
         let decompressed = started.elapsed();
         let uncompressed = plain.len() as u64;
-        let trace = match build::parse_and_build(&plain) {
-            Ok(trace) => Ok(trace.into_owned()),
-            Err(e) => Err(e),
-        };
+        // The records own their strings: the text goes before they are
+        // merged and linked.
+        let parsed = build::parse(&plain);
         drop(plain);
-        let trace = match trace {
+        let trace = match parsed.and_then(build::Parsed::build) {
             Ok(trace) => trace,
             Err(ParseError::Manifest) => {
                 // The collector's sidecar: not a trace, not a failure.
@@ -344,6 +343,8 @@ impl Context<'_> {
             uncompressed,
             kernels: trace.kernels.len() as u64,
         };
+        // The records go before the writer encodes the tables made of them.
+        drop(trace);
         tx.send(message).is_ok()
     }
 }
