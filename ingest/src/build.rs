@@ -50,7 +50,7 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, ParseError> {
     let mut builder = KinetoBuilder::sized(text.len());
     let raw = json::parse_text(text, &mut builder)?;
     Ok(Parsed(if raw.et_nodes.is_some() {
-        ParsedKind::Et(build_et(raw).into_owned())
+        ParsedKind::Et(build_et(raw))
     } else {
         ParsedKind::Kineto {
             records: builder,
@@ -370,7 +370,7 @@ fn most_common(values: impl Iterator<Item = i64>) -> Option<i64> {
         .map(|(v, _)| v)
 }
 
-fn build_et(raw: RawFile<'_>) -> Trace<'_> {
+fn build_et(raw: RawFile<'_>) -> Trace<'static> {
     let nodes = raw.et_nodes.unwrap_or_default();
     let schema = raw.et_schema.unwrap_or_else(|| "unknown".into());
     let meta = TraceMeta {
@@ -395,17 +395,18 @@ fn build_et(raw: RawFile<'_>) -> Trace<'_> {
     }
 }
 
-fn et_node(raw: RawEtNode<'_>) -> EtNode<'_> {
+/// One ET node, its strings copied out of the file's text.
+fn et_node(raw: RawEtNode<'_>) -> EtNode<'static> {
     let mut node = EtNode {
         id: raw.id.unwrap_or(-1),
-        name: raw.name.unwrap_or(Cow::Borrowed("")),
+        name: owned(raw.name.unwrap_or_default()),
         parent: raw.parent.or(raw.ctrl_deps),
         rf_id: raw.rf_id,
         fw_parent: raw.fw_parent,
         seq_id: raw.seq_id,
         scope: raw.scope,
         tid: raw.tid,
-        op_schema: raw.op_schema,
+        op_schema: owned_opt(raw.op_schema),
         input_shapes: raw.input_shapes,
         input_types: raw.input_types,
         output_shapes: raw.output_shapes,
