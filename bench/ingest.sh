@@ -3,6 +3,7 @@
 #   peer:  HolisticTraceAnalysis 0.5.0 parsing the same trace as a whole process
 #   floor: zcat of the same file
 # Usage: bench/ingest.sh [--scale GB]   (--scale also ingests GB of generated traces)
+#        TRACECAST=/path/to/older/tracecast bench/ingest.sh   (times another build, unbuilt)
 # Needs: hyperfine (Debian), python3 -m venv; installs both if missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,8 +13,12 @@ SCALE_GB=0
 [ -f "$TRACE" ] || { echo "missing $TRACE (../shared/traces)"; exit 1; }
 command -v hyperfine >/dev/null || { apt-get update -q && apt-get install -y -q hyperfine; }
 [ -x /usr/bin/time ] || apt-get install -y -q time
-make -s build
-BIN=$PWD/target/release/tracecast
+if [ -n "${TRACECAST:-}" ]; then
+  BIN=$(realpath "$TRACECAST")
+else
+  make -s build
+  BIN=$PWD/target/release/tracecast
+fi
 WORK=$(mktemp -d /tmp/tracecast-bench.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
