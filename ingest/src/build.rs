@@ -8,6 +8,7 @@ use crate::comm;
 use crate::json::lenient::Scalar;
 use crate::json::{self, EventSink, ParseError, RawDevice, RawEtNode, RawEvent, RawFile, time::time_ns};
 use crate::model::*;
+use rustc_hash::FxHashSet;
 
 /// Parses and links one trace file's (decompressed) bytes: [`parse`], then
 /// [`Parsed::build`].
@@ -20,6 +21,8 @@ pub fn parse_and_build(bytes: &[u8]) -> Result<Trace<'static>, ParseError> {
 /// it is never held beside the merged records (ingest's peak memory).
 pub struct Parsed(ParsedKind);
 
+// One value per file, moved once: its size does not matter.
+#[allow(clippy::large_enum_variant)]
 enum ParsedKind {
     Kineto {
         records: KinetoBuilder,
@@ -133,13 +136,15 @@ fn devices_of(raw: &[RawDevice]) -> Vec<Device> {
 #[derive(Default)]
 struct KinetoBuilder {
     legacy_categories: bool,
-    ops: Vec<Op<'static>>,
-    launches: Vec<Launch<'static>>,
+    ops: Vec<Op>,
+    launches: Vec<Launch>,
     kernels: Vec<Kernel<'static>>,
-    memcpys: Vec<Memcpy<'static>>,
+    memcpys: Vec<Memcpy>,
     first_ns: Option<i64>,
     last_ns: Option<i64>,
     dropped: DroppedEvents,
+    /// Every name met so far, each stored once.
+    names: FxHashSet<Name>,
 }
 
 impl<'a> EventSink<'a> for KinetoBuilder {
@@ -170,7 +175,7 @@ impl<'a> EventSink<'a> for KinetoBuilder {
         self.first_ns = Some(self.first_ns.map_or(start_ns, |f| f.min(start_ns)));
         self.last_ns = Some(self.last_ns.map_or(start_ns + dur_ns, |l| l.max(start_ns + dur_ns)));
         self.legacy_categories |= matches!(event.cat.as_deref(), Some("Operator" | "Kernel" | "Runtime"));
-        let name = owned(event.name.take().unwrap_or_default());
+        let name = self.intern(event.name.as_deref().unwrap_or(""));
         match kind {
             Kind::Op(category) => {
                 let args = event.args.take().unwrap_or_default();
@@ -255,6 +260,16 @@ impl<'a> EventSink<'a> for KinetoBuilder {
 }
 
 impl KinetoBuilder {
+    /// The shared copy of `name`, made on its first meeting.
+    fn intern(&mut self, name: &str) -> Name {
+        if let Some(shared) = self.names.get(name) {
+            return shared.clone();
+        }
+        let shared: Name = Name::from(name);
+        self.names.insert(shared.clone());
+        shared
+    }
+
     /// Real traces average 200-300 bytes an event; reserving address space
     /// is cheap, growing and copying large vectors is not.
     fn sized(bytes: usize) -> Self {
@@ -289,6 +304,7 @@ impl KinetoBuilder {
             first_ns,
             last_ns,
             dropped,
+            names: _,
         } = self;
         let base = raw.base_time_ns.unwrap_or(0);
         if base != 0 {

@@ -15,7 +15,7 @@ pub fn link(trace: &mut Trace<'_>) {
     step_kernel_stats(trace);
 }
 
-fn is_step_span(op: &Op<'_>) -> bool {
+fn is_step_span(op: &Op) -> bool {
     op.name.starts_with("ProfilerStep#")
 }
 
@@ -64,8 +64,8 @@ fn nest_ops_and_launches(trace: &mut Trace<'_>) {
 
 /// Steps from `ProfilerStep#N`; else PARAM benchmark iteration annotations;
 /// else the spans between consecutive `Optimizer.step#` annotations.
-fn find_steps<'a>(ops: &[Op<'a>]) -> Vec<Step<'a>> {
-    let span = |op: &Op<'a>, number, source| Step {
+fn find_steps(ops: &[Op]) -> Vec<Step> {
+    let span = |op: &Op, number, source| Step {
         name: op.name.clone(),
         number,
         source,
@@ -77,7 +77,7 @@ fn find_steps<'a>(ops: &[Op<'a>]) -> Vec<Step<'a>> {
         gpu_start_ns: None,
         gpu_end_ns: None,
     };
-    let mut steps: Vec<Step<'a>> = Vec::new();
+    let mut steps: Vec<Step> = Vec::new();
     for op in ops.iter().filter(|o| is_step_span(o)) {
         // A step recorded twice (some ROCm traces) is one step.
         if steps.iter().any(|s| s.name == op.name) {
@@ -94,7 +94,7 @@ fn find_steps<'a>(ops: &[Op<'a>]) -> Vec<Step<'a>> {
             .collect();
     }
     if steps.is_empty() {
-        let mut optimizer_ends: Vec<(i64, &Op<'a>)> = ops
+        let mut optimizer_ends: Vec<(i64, &Op)> = ops
             .iter()
             .filter(|o| o.name.starts_with("Optimizer.step#"))
             .map(|o| (o.start_ns + o.dur_ns, o))
@@ -114,7 +114,7 @@ fn find_steps<'a>(ops: &[Op<'a>]) -> Vec<Step<'a>> {
 }
 
 /// The step whose span holds `t`: the last step starting at or before it.
-fn step_at(steps: &[Step<'_>], t: i64) -> Option<usize> {
+fn step_at(steps: &[Step], t: i64) -> Option<usize> {
     let i = steps.partition_point(|s| s.start_ns <= t).checked_sub(1)?;
     (t < steps[i].end_ns).then_some(i)
 }

@@ -3,6 +3,11 @@
 //! the `*_id` columns.
 
 use std::borrow::Cow;
+use std::sync::Arc;
+
+/// An event's name, shared by every record that has it: a trace repeats
+/// a few hundred names over hundreds of thousands of events.
+pub type Name = Arc<str>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
@@ -133,8 +138,8 @@ impl StepSource {
 }
 
 #[derive(Debug, Clone)]
-pub struct Step<'a> {
-    pub name: Cow<'a, str>,
+pub struct Step {
+    pub name: Name,
     pub number: Option<i64>,
     pub source: StepSource,
     pub start_ns: i64,
@@ -162,8 +167,8 @@ impl OpCategory {
 }
 
 #[derive(Debug, Clone)]
-pub struct Op<'a> {
-    pub name: Cow<'a, str>,
+pub struct Op {
+    pub name: Name,
     pub category: OpCategory,
     pub pid: Option<i64>,
     pub tid: Option<i64>,
@@ -196,8 +201,8 @@ impl OpLink {
 }
 
 #[derive(Debug, Clone)]
-pub struct Launch<'a> {
-    pub name: Cow<'a, str>,
+pub struct Launch {
+    pub name: Name,
     pub category: &'static str,
     pub pid: Option<i64>,
     pub tid: Option<i64>,
@@ -224,7 +229,7 @@ pub struct CommInfo<'a> {
 
 #[derive(Debug, Clone)]
 pub struct Kernel<'a> {
-    pub name: Cow<'a, str>,
+    pub name: Name,
     pub device: Option<i64>,
     pub stream: Option<i64>,
     pub start_ns: i64,
@@ -248,8 +253,8 @@ pub struct Kernel<'a> {
 }
 
 #[derive(Debug, Clone)]
-pub struct Memcpy<'a> {
-    pub name: Cow<'a, str>,
+pub struct Memcpy {
+    pub name: Name,
     pub is_memset: bool,
     pub device: Option<i64>,
     pub stream: Option<i64>,
@@ -262,7 +267,7 @@ pub struct Memcpy<'a> {
     pub step: Option<usize>,
 }
 
-impl Memcpy<'_> {
+impl Memcpy {
     /// `HtoD`, `DtoH`, ... from names like `Memcpy HtoD (Pageable -> Device)`.
     pub fn direction(&self) -> Option<&'static str> {
         if self.is_memset {
@@ -299,11 +304,11 @@ pub struct Trace<'a> {
     pub format: Format,
     pub meta: TraceMeta,
     pub devices: Vec<Device>,
-    pub steps: Vec<Step<'a>>,
-    pub ops: Vec<Op<'a>>,
-    pub launches: Vec<Launch<'a>>,
+    pub steps: Vec<Step>,
+    pub ops: Vec<Op>,
+    pub launches: Vec<Launch>,
     pub kernels: Vec<Kernel<'a>>,
-    pub memcpys: Vec<Memcpy<'a>>,
+    pub memcpys: Vec<Memcpy>,
     pub et_nodes: Vec<EtNode<'a>>,
 }
 
