@@ -351,6 +351,25 @@ fn ops_price_prices_a_configuration_on_several_gpus() {
     };
     assert!((state - 8_030_261_248.0 * 16.0 / 1e9).abs() < 1e-6, "{state}");
     assert!(stderr.contains("H100") && stderr.contains("does not fit"), "{stderr}");
+    // No throughput rows where it does not fit: a plan cannot run it there.
+    let table_dir = dir.path().join("llama-priced");
+    let run = tracecast(&[
+        "ops",
+        "price",
+        "--config",
+        s(&llama),
+        "--gpu",
+        "H100",
+        "--seqlen",
+        "2048",
+        "--gpus",
+        "1,8",
+        "--out",
+        s(&table_dir),
+    ]);
+    assert!(run.status.success(), "{}", text(&run).1);
+    let table = std::fs::read_to_string(table_dir.join("throughput.csv")).unwrap_or_default();
+    assert!(table.lines().count() <= 1, "{table}");
     // A configuration tracecast cannot build a graph for names the file and the type.
     std::fs::write(&config, r#"{"model_type": "mamba", "hidden_size": 4096}"#).unwrap();
     let run = tracecast(&[

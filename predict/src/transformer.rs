@@ -124,9 +124,13 @@ pub fn price_transformer(job: &TransformerJob<'_>) -> Result<TransformerPredicti
                 exposed_allreduce_ms: exposed,
             })
         };
-        if let Some(note) = does_not_fit(&price, profile) {
-            notes.push(note);
-        }
+        let fits = match does_not_fit(&price, profile) {
+            Some(note) => {
+                notes.push(format!("{note}; the throughput table has no rows for it"));
+                false
+            }
+            None => true,
+        };
         if job.price.training && net.is_none() && counts.iter().any(|&n| n > 1) {
             notes.push(format!(
                 "{name}: no multi-GPU figures: its profile gives no GPU link or PCIe bandwidth (give a hardware profile that does)"
@@ -135,7 +139,8 @@ pub fn price_transformer(job: &TransformerJob<'_>) -> Result<TransformerPredicti
         for &batch in job.price.batch_sizes {
             rows.extend(counts.iter().filter_map(|&n| scaled(batch, n)));
         }
-        if !job.price.training {
+        // A planner must not schedule a model where it cannot be held.
+        if !job.price.training || !fits {
             continue;
         }
         let gpu_type = job.gpu_type.map_or(name.clone(), str::to_string);

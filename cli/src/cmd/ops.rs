@@ -346,7 +346,11 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
                     eprintln!("  {}", f.display());
                 }
                 if priced.throughput.is_empty() {
-                    eprintln!("note: no throughput table: it is for training (--mode train)");
+                    if priced.price.training {
+                        eprintln!("note: no throughput table: the model fits on none of the GPUs (notes above)");
+                    } else {
+                        eprintln!("note: no throughput table: it is for training (--mode train)");
+                    }
                 }
             }
             if args.format == "table" {
