@@ -96,7 +96,7 @@ fn batch(
     Ok((def, def.batch(columns).map_err(ArrowError::SchemaError)?))
 }
 
-pub fn trace_batches(t: &Trace<'_>, id: &Identity) -> Result<TraceBatches, ArrowError> {
+pub fn trace_batches(t: &Trace, id: &Identity) -> Result<TraceBatches, ArrowError> {
     let tid = id.trace_id.as_str();
     let mut tables = Vec::with_capacity(9);
 
@@ -250,7 +250,7 @@ pub fn trace_batches(t: &Trace<'_>, id: &Identity) -> Result<TraceBatches, Arrow
         ],
     )?);
 
-    let comms: Vec<(usize, &Kernel<'_>, &CommInfo<'_>)> = k
+    let comms: Vec<(usize, &Kernel, &CommInfo)> = k
         .iter()
         .enumerate()
         .filter_map(|(i, k)| Some((i, k, k.comm.as_deref()?)))

@@ -12,7 +12,7 @@ use rustc_hash::FxHashSet;
 
 /// Parses and links one trace file's (decompressed) bytes: [`parse`], then
 /// [`Parsed::build`].
-pub fn parse_and_build(bytes: &[u8]) -> Result<Trace<'static>, ParseError> {
+pub fn parse_and_build(bytes: &[u8]) -> Result<Trace, ParseError> {
     parse(bytes)?.build()
 }
 
@@ -30,7 +30,7 @@ enum ParsedKind {
         rest: Option<KinetoBuilder>,
         raw: RawFile<'static>,
     },
-    Et(Trace<'static>),
+    Et(Trace),
 }
 
 /// Parses one trace file's (decompressed) bytes. Large Kineto files are
@@ -66,7 +66,7 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, ParseError> {
 impl Parsed {
     /// Merges, sorts and links the records. A file that yields no events
     /// at all is an error that says why.
-    pub fn build(self) -> Result<Trace<'static>, ParseError> {
+    pub fn build(self) -> Result<Trace, ParseError> {
         let trace = match self.0 {
             ParsedKind::Kineto { mut records, rest, raw } => {
                 if let Some(rest) = rest {
@@ -138,7 +138,7 @@ struct KinetoBuilder {
     legacy_categories: bool,
     ops: Vec<Op>,
     launches: Vec<Launch>,
-    kernels: Vec<Kernel<'static>>,
+    kernels: Vec<Kernel>,
     memcpys: Vec<Memcpy>,
     first_ns: Option<i64>,
     last_ns: Option<i64>,
@@ -214,7 +214,7 @@ impl<'a> EventSink<'a> for KinetoBuilder {
                 });
             }
             Kind::Kernel => {
-                let comm = comm::classify(&name, &mut event).map(|c| Box::new(c.into_owned()));
+                let comm = comm::classify(&name, &mut event).map(Box::new);
                 let args = event.args.take().unwrap_or_default();
                 self.kernels.push(Kernel {
                     name,
@@ -234,7 +234,7 @@ impl<'a> EventSink<'a> for KinetoBuilder {
                     blocks_per_sm: args.blocks_per_sm,
                     warps_per_sm: args.warps_per_sm,
                     occupancy_pct: args.achieved_occupancy.or(args.theoretical_occupancy),
-                    kind: owned_opt(args.kind),
+                    kind: args.kind.map(Cow::into_owned),
                     graph_id: args.graph_id,
                     comm,
                 });
@@ -294,7 +294,7 @@ impl KinetoBuilder {
         self.dropped.add(other.dropped);
     }
 
-    fn finish(self, raw: RawFile<'static>) -> Trace<'static> {
+    fn finish(self, raw: RawFile<'static>) -> Trace {
         let KinetoBuilder {
             legacy_categories,
             mut ops,
@@ -386,7 +386,7 @@ fn most_common(values: impl Iterator<Item = i64>) -> Option<i64> {
         .map(|(v, _)| v)
 }
 
-fn build_et(raw: RawFile<'_>) -> Trace<'static> {
+fn build_et(raw: RawFile<'_>) -> Trace {
     let nodes = raw.et_nodes.unwrap_or_default();
     let schema = raw.et_schema.unwrap_or_else(|| "unknown".into());
     let meta = TraceMeta {
@@ -412,17 +412,17 @@ fn build_et(raw: RawFile<'_>) -> Trace<'static> {
 }
 
 /// One ET node, its strings copied out of the file's text.
-fn et_node(raw: RawEtNode<'_>) -> EtNode<'static> {
+fn et_node(raw: RawEtNode<'_>) -> EtNode {
     let mut node = EtNode {
         id: raw.id.unwrap_or(-1),
-        name: owned(raw.name.unwrap_or_default()),
+        name: raw.name.unwrap_or_default().into_owned(),
         parent: raw.parent.or(raw.ctrl_deps),
         rf_id: raw.rf_id,
         fw_parent: raw.fw_parent,
         seq_id: raw.seq_id,
         scope: raw.scope,
         tid: raw.tid,
-        op_schema: owned_opt(raw.op_schema),
+        op_schema: raw.op_schema.map(Cow::into_owned),
         input_shapes: raw.input_shapes,
         input_types: raw.input_types,
         output_shapes: raw.output_shapes,
@@ -450,7 +450,7 @@ fn et_node(raw: RawEtNode<'_>) -> EtNode<'static> {
             Some("seq_id") => node.seq_id = value.as_i64(),
             Some("scope") => node.scope = value.as_i64(),
             Some("tid") => node.tid = value.as_i64(),
-            Some("op_schema") => node.op_schema = value.into_string().map(Cow::Owned),
+            Some("op_schema") => node.op_schema = value.into_string(),
             Some("collective_name") => node.collective_name = value.into_string(),
             _ => {}
         }

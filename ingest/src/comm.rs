@@ -1,11 +1,13 @@
 //! Communication kernels: by collective metadata where the trace has it
 //! (newer NCCL kernels carry `Collective name`), else by name families.
 
+use std::borrow::Cow;
+
 use crate::json::RawEvent;
 use crate::model::CommInfo;
 
 /// Collective metadata wins; else the name decides; `None` for compute kernels.
-pub fn classify<'a>(name: &str, event: &mut RawEvent<'a>) -> Option<CommInfo<'a>> {
+pub fn classify(name: &str, event: &mut RawEvent<'_>) -> Option<CommInfo> {
     let args = event.args.as_mut();
     if let Some(args) = args
         && let Some(collective) = args.collective_name.take()
@@ -15,10 +17,10 @@ pub fn classify<'a>(name: &str, event: &mut RawEvent<'a>) -> Option<CommInfo<'a>
             by_metadata: true,
             in_msg_nelems: args.in_msg_nelems,
             out_msg_nelems: args.out_msg_nelems,
-            dtype: args.dtype.take(),
+            dtype: args.dtype.take().map(Cow::into_owned),
             group_size: args.group_size,
-            process_group_name: args.process_group_name.take(),
-            process_group_ranks: args.process_group_ranks.take(),
+            process_group_name: args.process_group_name.take().map(Cow::into_owned),
+            process_group_ranks: args.process_group_ranks.take().map(Cow::into_owned),
         });
     }
     is_communication_name(name).then(|| CommInfo {
@@ -91,7 +93,7 @@ pub fn dtype_bytes(dtype: &str) -> Option<i64> {
 }
 
 /// `message_bytes` for the comms table.
-pub fn message_bytes(info: &CommInfo<'_>) -> Option<i64> {
+pub fn message_bytes(info: &CommInfo) -> Option<i64> {
     let elems = info.in_msg_nelems?;
     let size = dtype_bytes(info.dtype.as_deref().unwrap_or(""))?;
     elems.checked_mul(size)

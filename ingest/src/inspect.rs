@@ -57,7 +57,7 @@ fn ms(ns: i64) -> f64 {
     ns as f64 / 1e6
 }
 
-pub fn summarize(t: &Trace<'_>, top: usize) -> TraceSummary {
+pub fn summarize(t: &Trace, top: usize) -> TraceSummary {
     let total_kernel_ns: i64 = t.kernels.iter().map(|k| k.dur_ns).sum();
     let comm_ns: i64 = t.kernels.iter().filter(|k| k.comm.is_some()).map(|k| k.dur_ns).sum();
     let n = t.kernels.len() as f64;
@@ -69,7 +69,7 @@ pub fn summarize(t: &Trace<'_>, top: usize) -> TraceSummary {
         total_kernel_ns,
         top,
     );
-    let op_name = |k: &Kernel<'_>| k.op.map_or("(no operator)", |o| t.ops[o].name.as_ref());
+    let op_name = |k: &Kernel| k.op.map_or("(no operator)", |o| t.ops[o].name.as_ref());
     let top_ops = top_by(t.kernels.iter().map(|k| (op_name(k), k.dur_ns)), total_kernel_ns, top);
 
     TraceSummary {

@@ -35,7 +35,7 @@ pub enum IngestError {
 /// `member` is the archive member's path, `None` for a plain file.
 pub fn read_traces(
     path: &Path,
-    mut each: impl FnMut(Option<&str>, Result<&model::Trace<'_>, String>),
+    mut each: impl FnMut(Option<&str>, Result<&model::Trace, String>),
 ) -> Result<(), IngestError> {
     let bytes = std::fs::read(path).map_err(|source| IngestError::Input {
         path: path.to_path_buf(),
@@ -61,7 +61,7 @@ pub fn read_traces(
 }
 
 /// Decompresses, parses and links one trace's bytes.
-fn with_trace(bytes: &[u8], f: impl FnOnce(Result<&model::Trace<'_>, String>)) {
+fn with_trace(bytes: &[u8], f: impl FnOnce(Result<&model::Trace, String>)) {
     let plain = match source::decompress(bytes) {
         Ok(p) => p,
         Err(e) => return f(Err(format!("gzip: {e}"))),

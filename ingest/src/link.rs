@@ -7,7 +7,7 @@ use rustc_hash::FxHashMap;
 
 use crate::model::*;
 
-pub fn link(trace: &mut Trace<'_>) {
+pub fn link(trace: &mut Trace) {
     nest_ops_and_launches(trace);
     trace.steps = find_steps(&trace.ops);
     assign_steps(trace);
@@ -22,7 +22,7 @@ fn is_step_span(op: &Op) -> bool {
 /// One sweep over ops and launches in start order with a stack of open ops
 /// per thread. Ops come first at equal starts: an op that starts with a
 /// launch contains it.
-fn nest_ops_and_launches(trace: &mut Trace<'_>) {
+fn nest_ops_and_launches(trace: &mut Trace) {
     let Trace { ops, launches, .. } = trace;
     let mut stacks: FxHashMap<(Option<i64>, Option<i64>), Vec<usize>> = FxHashMap::default();
     let (mut oi, mut li) = (0, 0);
@@ -119,7 +119,7 @@ fn step_at(steps: &[Step], t: i64) -> Option<usize> {
     (t < steps[i].end_ns).then_some(i)
 }
 
-fn assign_steps(trace: &mut Trace<'_>) {
+fn assign_steps(trace: &mut Trace) {
     let steps = &trace.steps;
     for op in &mut trace.ops {
         op.step = step_at(steps, op.start_ns);
@@ -129,7 +129,7 @@ fn assign_steps(trace: &mut Trace<'_>) {
     }
 }
 
-fn link_gpu_activity(trace: &mut Trace<'_>) {
+fn link_gpu_activity(trace: &mut Trace) {
     let by_correlation: FxHashMap<i64, usize> = trace
         .launches
         .iter()
@@ -154,7 +154,7 @@ fn link_gpu_activity(trace: &mut Trace<'_>) {
     }
 }
 
-fn step_kernel_stats(trace: &mut Trace<'_>) {
+fn step_kernel_stats(trace: &mut Trace) {
     let mut per_step: Vec<Vec<(i64, i64)>> = vec![Vec::new(); trace.steps.len()];
     for k in &trace.kernels {
         if let Some(s) = k.step {

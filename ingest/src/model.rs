@@ -2,7 +2,6 @@
 //! (`op`, `launch`, `step`) point into the trace's own vectors; they become
 //! the `*_id` columns.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 /// An event's name, shared by every record that has it: a trace repeats
@@ -216,19 +215,19 @@ pub struct Launch {
 }
 
 #[derive(Debug, Clone, Default)]
-pub struct CommInfo<'a> {
+pub struct CommInfo {
     pub collective: &'static str,
     pub by_metadata: bool,
     pub in_msg_nelems: Option<i64>,
     pub out_msg_nelems: Option<i64>,
-    pub dtype: Option<Cow<'a, str>>,
+    pub dtype: Option<String>,
     pub group_size: Option<i64>,
-    pub process_group_name: Option<Cow<'a, str>>,
-    pub process_group_ranks: Option<Cow<'a, str>>,
+    pub process_group_name: Option<String>,
+    pub process_group_ranks: Option<String>,
 }
 
 #[derive(Debug, Clone)]
-pub struct Kernel<'a> {
+pub struct Kernel {
     pub name: Name,
     pub device: Option<i64>,
     pub stream: Option<i64>,
@@ -246,10 +245,10 @@ pub struct Kernel<'a> {
     pub blocks_per_sm: Option<f64>,
     pub warps_per_sm: Option<f64>,
     pub occupancy_pct: Option<f64>,
-    pub kind: Option<Cow<'a, str>>,
+    pub kind: Option<String>,
     pub graph_id: Option<i64>,
     /// Boxed: few kernels are collectives, and every kernel pays for the field's size.
-    pub comm: Option<Box<CommInfo<'a>>>,
+    pub comm: Option<Box<CommInfo>>,
 }
 
 #[derive(Debug, Clone)]
@@ -280,16 +279,16 @@ impl Memcpy {
 }
 
 #[derive(Debug, Clone)]
-pub struct EtNode<'a> {
+pub struct EtNode {
     pub id: i64,
-    pub name: Cow<'a, str>,
+    pub name: String,
     pub parent: Option<i64>,
     pub rf_id: Option<i64>,
     pub fw_parent: Option<i64>,
     pub seq_id: Option<i64>,
     pub scope: Option<i64>,
     pub tid: Option<i64>,
-    pub op_schema: Option<Cow<'a, str>>,
+    pub op_schema: Option<String>,
     pub input_shapes: Option<Vec<Option<Vec<i64>>>>,
     pub input_types: Option<Vec<String>>,
     pub output_shapes: Option<Vec<Option<Vec<i64>>>>,
@@ -300,19 +299,19 @@ pub struct EtNode<'a> {
 
 /// One trace file, parsed and linked.
 #[derive(Debug, Clone)]
-pub struct Trace<'a> {
+pub struct Trace {
     pub format: Format,
     pub meta: TraceMeta,
     pub devices: Vec<Device>,
     pub steps: Vec<Step>,
     pub ops: Vec<Op>,
     pub launches: Vec<Launch>,
-    pub kernels: Vec<Kernel<'a>>,
+    pub kernels: Vec<Kernel>,
     pub memcpys: Vec<Memcpy>,
-    pub et_nodes: Vec<EtNode<'a>>,
+    pub et_nodes: Vec<EtNode>,
 }
 
-impl Trace<'_> {
+impl Trace {
     /// Nothing in the file becomes a row of an event table.
     pub fn has_no_events(&self) -> bool {
         self.ops.is_empty()
@@ -320,26 +319,5 @@ impl Trace<'_> {
             && self.kernels.is_empty()
             && self.memcpys.is_empty()
             && self.et_nodes.is_empty()
-    }
-}
-
-/// A string that borrows nothing: copied out of the trace's text.
-pub(crate) fn owned(s: Cow<'_, str>) -> Cow<'static, str> {
-    Cow::Owned(s.into_owned())
-}
-
-pub(crate) fn owned_opt(s: Option<Cow<'_, str>>) -> Option<Cow<'static, str>> {
-    s.map(owned)
-}
-
-impl CommInfo<'_> {
-    /// The same metadata with its strings copied out of the trace's text.
-    pub fn into_owned(self) -> CommInfo<'static> {
-        CommInfo {
-            dtype: owned_opt(self.dtype),
-            process_group_name: owned_opt(self.process_group_name),
-            process_group_ranks: owned_opt(self.process_group_ranks),
-            ..self
-        }
     }
 }
