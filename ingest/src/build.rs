@@ -4,11 +4,12 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use rustc_hash::FxHashSet;
+
 use crate::comm;
 use crate::json::lenient::Scalar;
 use crate::json::{self, EventSink, ParseError, RawDevice, RawEtNode, RawEvent, RawFile, time::time_ns};
 use crate::model::*;
-use rustc_hash::FxHashSet;
 
 /// Parses and links one trace file's (decompressed) bytes: [`parse`], then
 /// [`Parsed::build`].
