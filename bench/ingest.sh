@@ -54,6 +54,7 @@ DIRS=$(find ../shared/traces -mindepth 1 -maxdepth 1 -type d | tr '\n' ' ')
 hyperfine --warmup 1 --runs 5 --prepare "rm -rf $WORK/lake" "$BIN -q ingest $DIRS --lake $WORK/lake"
 rm -rf "$WORK/lake"
 "$BIN" ingest $DIRS --lake "$WORK/lake"
+echo "lake size: $(du -sb "$WORK/lake" | cut -f1) bytes"
 
 if [ "$SCALE_GB" != 0 ]; then
   echo "== scale: about $SCALE_GB GB of generated (synthetic) traces"

@@ -241,6 +241,28 @@ fn graphs_built_from_configurations_match_the_traced_ones() {
 /// `ops price`: a model priced from its configuration on GPUs named or
 /// given as spec sheets; newer GPUs are faster, a doubled batch costs more
 /// but less than twice where the GPU is busy, and errors name the file.
+/// The `column` of the first row of `ops price --format csv` output whose
+/// columns hold the given values (`gpu` by substring: profile names are
+/// long; the others exactly).
+fn priced(csv_text: &str, row: &[(&str, &str)], column: &str) -> f64 {
+    let mut rows = csv::Reader::from_reader(csv_text.as_bytes());
+    let header = rows.headers().unwrap().clone();
+    let at = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("no column {name}"))
+    };
+    let found = rows.records().map(|r| r.unwrap()).find(|r| {
+        row.iter().all(|(name, value)| match *name {
+            "gpu" => r[at(name)].contains(value),
+            _ => &r[at(name)] == *value,
+        })
+    });
+    let found = found.unwrap_or_else(|| panic!("no row {row:?}:\n{csv_text}"));
+    found[at(column)].parse().unwrap()
+}
+
 #[test]
 fn ops_price_prices_a_configuration_on_several_gpus() {
     let dir = tempfile::tempdir().unwrap();
@@ -276,19 +298,12 @@ fn ops_price_prices_a_configuration_on_several_gpus() {
     ]);
     let (stdout, stderr) = text(&run);
     assert!(run.status.success(), "{stderr}");
-    let mut rows = csv::Reader::from_reader(stdout.as_bytes());
-    let header = rows.headers().unwrap().clone();
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let total = |gpu: &str, batch: &str| -> f64 {
-        csv::Reader::from_reader(stdout.as_bytes())
-            .records()
-            .map(|r| r.unwrap())
-            .find(|r| r[col("gpu")].contains(gpu) && &r[col("batch_size")] == batch)
-            .unwrap_or_else(|| panic!("{gpu} {batch}: {stdout}"))[col("iteration_ms")]
-        .parse()
-        .unwrap()
-    };
-    assert_eq!(rows.records().count(), 8, "{stdout}");
+    let total = |gpu: &str, batch: &str| priced(&stdout, &[("gpu", gpu), ("batch_size", batch)], "iteration_ms");
+    assert_eq!(
+        csv::Reader::from_reader(stdout.as_bytes()).records().count(),
+        8,
+        "{stdout}"
+    );
     for batch in ["4", "8"] {
         assert!(total("T4", batch) > total("V100", batch), "{stdout}");
         assert!(total("V100", batch) > total("H100", batch), "{stdout}");
@@ -324,31 +339,12 @@ fn ops_price_prices_a_configuration_on_several_gpus() {
     ]);
     let (llama_csv, stderr) = text(&run);
     assert!(run.status.success(), "{stderr}");
-    let llama_ms = |gpu: &str| -> f64 {
-        let mut rows = csv::Reader::from_reader(llama_csv.as_bytes());
-        let header = rows.headers().unwrap().clone();
-        let at = |name: &str| header.iter().position(|h| h == name).unwrap();
-        let row = rows
-            .records()
-            .map(|r| r.unwrap())
-            .find(|r| r[at("gpu")].contains(gpu))
-            .unwrap();
-        row[at("iteration_ms")].parse().unwrap()
-    };
+    let llama_ms = |gpu: &str| priced(&llama_csv, &[("gpu", gpu)], "iteration_ms");
     assert!(
         llama_ms("T4") > llama_ms("V100") && llama_ms("V100") > llama_ms("H100"),
         "{llama_csv}"
     );
-    let state: f64 = {
-        let mut rows = csv::Reader::from_reader(llama_csv.as_bytes());
-        let at = rows
-            .headers()
-            .unwrap()
-            .iter()
-            .position(|h| h == "model_state_gb")
-            .unwrap();
-        rows.records().next().unwrap().unwrap()[at].parse().unwrap()
-    };
+    let state = priced(&llama_csv, &[], "model_state_gb");
     assert!((state - 8_030_261_248.0 * 16.0 / 1e9).abs() < 1e-6, "{state}");
     assert!(stderr.contains("H100") && stderr.contains("does not fit"), "{stderr}");
     // No throughput rows where it does not fit: a plan cannot run it there.
@@ -425,20 +421,13 @@ fn ops_price_writes_a_throughput_table_the_planner_reads() {
     ]);
     let (stdout, stderr) = text(&run);
     assert!(run.status.success(), "{stderr}");
-    let rows: Vec<csv::StringRecord> = csv::Reader::from_reader(stdout.as_bytes())
-        .records()
-        .map(|r| r.unwrap())
-        .collect();
-    let header = csv::Reader::from_reader(stdout.as_bytes()).headers().unwrap().clone();
-    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
-    let get = |batch: &str, gpus: &str, column: &str| -> f64 {
-        rows.iter()
-            .find(|r| &r[col("batch_size")] == batch && &r[col("num_gpus")] == gpus)
-            .unwrap_or_else(|| panic!("batch {batch} on {gpus}: {stdout}"))[col(column)]
-        .parse()
-        .unwrap()
-    };
-    assert_eq!(rows.len(), 8, "{stdout}");
+    let get =
+        |batch: &str, gpus: &str, column: &str| priced(&stdout, &[("batch_size", batch), ("num_gpus", gpus)], column);
+    assert_eq!(
+        csv::Reader::from_reader(stdout.as_bytes()).records().count(),
+        8,
+        "{stdout}"
+    );
     // 355 M parameters: 1.4 GB of gradients all-reduce over NVLink inside a
     // node and over the 25 GB/s network beyond it, where the backward pass
     // no longer hides them: 16 GPUs gain over 8 at 4 sequences per GPU, and
