@@ -378,6 +378,14 @@ fn first_flag(list: &str) -> Option<bool> {
     }
 }
 
+/// A number among a node's keyword arguments: `p` in `{'p': 0.0,
+/// 'training': True}` -> 0.
+fn keyword_number(kwargs: &str, key: &str) -> Option<f64> {
+    let quoted = format!("'{key}':");
+    let start = kwargs.find(&quoted)? + quoted.len();
+    kwargs[start..].split([',', '}']).next()?.trim().parse().ok()
+}
+
 /// The nodes of one graph CSV that launch or are timed (placeholders,
 /// attributes and the output node are neither).
 pub fn read_graph(path: &Path, training: bool) -> Result<Vec<Node>, OpModelError> {
@@ -416,6 +424,8 @@ pub fn read_graph(path: &Path, training: bool) -> Result<Vec<Node>, OpModelError
                 let dtype = table.get(i, "dtype");
                 !dtype.is_empty() && dtypes.get(first_arg(table.get(i, "_args"))) == Some(&dtype)
             }
+            // PyTorch's dropout returns its input where p is 0 (OPT's attention).
+            "dropout" => keyword_number(table.get(i, "_kwargs"), "p") == Some(0.0),
             _ => false,
         };
         let work = if returns_input {
@@ -549,6 +559,23 @@ mod tests {
         // A division has a backward; casts, copies and additions do not.
         let backward: Vec<bool> = nodes.iter().map(|n| n.has_backward).collect();
         assert_eq!(backward, [true, false, false, false, false, false]);
+    }
+
+    #[test]
+    fn dropout_with_probability_zero_is_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("g.csv");
+        std::fs::write(
+            &path,
+            "op,target,meta,input_shapes,output_shape,dtype,Name,_kwargs\n\
+             call_function,<function dropout at 0x7f>,,\"[[32, 64, 64]]\",\"(32, 64, 64)\",torch.float32,dropout,\"{'p': 0.0, 'training': True, 'inplace': False}\"\n\
+             call_function,<function dropout at 0x7f>,,\"[[32, 64, 64]]\",\"(32, 64, 64)\",torch.float32,dropout_1,\"{'p': 0.1, 'training': True, 'inplace': False}\"\n",
+        )
+        .unwrap();
+        let kinds: Vec<OpKind> = read_graph(&path, true).unwrap().iter().map(|n| n.work.kind).collect();
+        assert_eq!(kinds, [OpKind::NoWork, OpKind::Elementwise]);
+        assert_eq!(keyword_number("{'p': 0.25}", "p"), Some(0.25));
+        assert_eq!(keyword_number("{'dim': -1}", "p"), None);
     }
 
     #[test]

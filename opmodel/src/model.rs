@@ -118,10 +118,10 @@ pub struct ModelCard {
 /// What the op model cannot know from its data, written into every card.
 const KNOWN_LIMITS: [&str; 6] = [
     "FP32 only: every measurement is float32; half precision is priced from the spec sheet's tensor-core rate with a utilisation learned on FP32 work",
-    "a GPU's own efficiency is not in its spec sheet: leave-one-GPU-out error on NeuSight's labels is about 11% on average, 22-25% on the V100 (which runs closer to its peaks than any other GPU here) and 11-14% on the T4 and P4 (whose power limits throttle them); on a GPU it never trained on, no operator is priced below the lowest utilisation a trained GPU reaches on it",
+    "a GPU's own efficiency is not in its spec sheet: leave-one-GPU-out error on NeuSight's labels is 11-13% on average (the fit's random seed moves it), 20-30% on the V100 (which runs closer to its peaks than any other GPU here) and 11-14% on the T4 and P4 (whose power limits throttle them); on a GPU it never trained on, no operator is priced below the lowest utilisation a trained GPU reaches on it",
     "power-limited cards (T4, P4, and by extension L4) run GEMMs at 32-56% of their spec peak, and more slowly in long randomized sweeps than in a model's run; nothing in a NeuSight spec sheet states the power limit",
     "of the NVIDIA GPUs with 128 FP32 lanes per SM (GA10x, Ada, Hopper) it has seen only those its trained GPUs list (NeuSight's are all 64-lane parts; the shipped model adds an H100 SXM5 measured by bench/gpu/measure_public.py); on the others GEMM utilisation is extrapolated",
-    "GPUs whose ridge point is above every trained GPU's (the L4: about 100 FLOP per byte, against at most 38) have no measurements to learn from: their GEMMs and convolutions are priced by compute with the ridge brought into the trained range, or by streaming their bytes, whichever is slower (ResNet-50's FP32 training trace: 1.21x faster on the L4 than on the T4, bench/whatif.sh), an estimate no L4 measurement has checked",
+    "GPUs whose ridge point is above every trained GPU's (the L4: about 100 FLOP per byte, against at most 38) have no measurements to learn from: their GEMMs and convolutions are priced by compute with the ridge brought into the trained range, or by streaming their bytes, whichever is slower (ResNet-50's FP32 training trace: 1.26x faster on the L4 than on the T4, bench/whatif.sh), an estimate no L4 measurement has checked",
     "operators are priced alone: overlap between kernels, launch gaps and host time are the window model's and the trace's",
 ];
 

@@ -37,6 +37,10 @@ pub struct FitArgs {
     /// Threads (0: every core).
     #[arg(long, default_value_t = 0)]
     threads: u32,
+    /// LightGBM's random seed (it picks each tree's inputs). Fits with
+    /// other seeds show how much of an error figure is the fit's chance.
+    #[arg(long, default_value_t = FitParams::default().seed)]
+    seed: u64,
 }
 
 impl FitArgs {
@@ -45,6 +49,7 @@ impl FitArgs {
             num_iterations: self.num_iterations,
             num_leaves: self.num_leaves,
             num_threads: self.threads,
+            seed: self.seed,
             ..FitParams::default()
         }
     }

@@ -15,6 +15,9 @@ pub struct Bert {
     pub positions: f64,
     pub token_types: f64,
     pub activation: String,
+    /// Dropout probabilities: embeddings, residual branches and the classifier; attention weights.
+    pub hidden_dropout: f64,
+    pub attention_dropout: f64,
 }
 
 impl Bert {
@@ -28,6 +31,8 @@ impl Bert {
             positions: f.optional("max_position_embeddings")?.unwrap_or(512.0),
             token_types: f.optional("type_vocab_size")?.unwrap_or(2.0),
             activation: f.text("hidden_act").unwrap_or("gelu").to_string(),
+            hidden_dropout: f.probability("hidden_dropout_prob", 0.1)?,
+            attention_dropout: f.probability("attention_probs_dropout_prob", 0.1)?,
         })
     }
 
@@ -62,7 +67,7 @@ impl Bert {
         g.module("Embedding", &[&[1.0, s]], &[1.0, s, d]);
         g.function("add", &[&hidden, &[1.0, s, d]], &hidden);
         g.module("LayerNorm", &[&hidden], &hidden);
-        g.module("Dropout", &[&hidden], &hidden);
+        g.dropout(self.hidden_dropout, &hidden);
         g.repeated(self.layers, |g| {
             for _ in 0..3 {
                 g.linear(&[b, s], d, d);
@@ -72,17 +77,17 @@ impl Bert {
             g.unary("truediv", &scores);
             g.function("add", &[&scores, &[b, 1.0, 1.0, s]], &scores);
             g.unary("softmax", &scores);
-            g.module("Dropout", &[&scores], &scores);
+            g.dropout(self.attention_dropout, &scores);
             g.function("matmul", &[&scores, &[b, h, s, dh]], &[b, h, s, dh]);
             g.method("contiguous", &[&[b, s, h, dh]], &[b, s, h, dh]);
             g.linear(&[b, s], d, d);
-            g.module("Dropout", &[&hidden], &hidden);
+            g.dropout(self.hidden_dropout, &hidden);
             g.binary("add", &hidden);
             g.module("LayerNorm", &[&hidden], &hidden);
             g.linear(&[b, s], d, self.intermediate);
             g.activation(&self.activation, &[b, s, self.intermediate]);
             g.linear(&[b, s], self.intermediate, d);
-            g.module("Dropout", &[&hidden], &hidden);
+            g.dropout(self.hidden_dropout, &hidden);
             g.binary("add", &hidden);
             g.module("LayerNorm", &[&hidden], &hidden);
         });
@@ -97,7 +102,7 @@ impl Bert {
             g.linear(&[b, s], d, self.vocab);
             g.linear(&[b], d, 2.0);
         } else {
-            g.module("Dropout", &[&[b, d]], &[b, d]);
+            g.dropout(self.hidden_dropout, &[b, d]);
             g.linear(&[b], d, 2.0);
         }
     }

@@ -13,6 +13,10 @@ pub struct Gpt2 {
     pub vocab: f64,
     pub positions: f64,
     pub activation: String,
+    /// Dropout probabilities: embeddings, attention weights, residual branches.
+    pub embedding_dropout: f64,
+    pub attention_dropout: f64,
+    pub residual_dropout: f64,
 }
 
 impl Gpt2 {
@@ -26,6 +30,9 @@ impl Gpt2 {
             vocab: f.count("vocab_size")?,
             positions: f.optional("n_positions")?.unwrap_or(1024.0),
             activation: f.text("activation_function").unwrap_or("gelu_new").to_string(),
+            embedding_dropout: f.probability("embd_pdrop", 0.1)?,
+            attention_dropout: f.probability("attn_pdrop", 0.1)?,
+            residual_dropout: f.probability("resid_pdrop", 0.1)?,
         })
     }
 
@@ -46,7 +53,7 @@ impl Gpt2 {
         g.module("Embedding", &[&[b, s]], &[b, s, d]);
         g.module("Embedding", &[&[1.0, s]], &[1.0, s, d]);
         g.function("add", &[&[b, s, d], &[1.0, s, d]], &[b, s, d]);
-        g.module("Dropout", &[&[b, s, d]], &[b, s, d]);
+        g.dropout(self.embedding_dropout, &[b, s, d]);
         g.repeated(self.layers, |g| {
             g.module("LayerNorm", &[&[b, s, d]], &[b, s, d]);
             g.function("addmm", &[&[3.0 * d], &[t, d], &[d, 3.0 * d]], &[t, 3.0 * d]);
@@ -55,17 +62,17 @@ impl Gpt2 {
             g.unary("truediv", &scores);
             g.function("where", &[&[1.0, 1.0, s, s], &scores], &scores);
             g.unary("softmax", &scores);
-            g.module("Dropout", &[&scores], &scores);
+            g.dropout(self.attention_dropout, &scores);
             g.function("matmul", &[&scores, &[b, h, s, dh]], &[b, h, s, dh]);
             g.method("contiguous", &[&[b, s, h, dh]], &[b, s, h, dh]);
             g.function("addmm", &[&[d], &[t, d], &[d, d]], &[t, d]);
-            g.module("Dropout", &[&[b, s, d]], &[b, s, d]);
+            g.dropout(self.residual_dropout, &[b, s, d]);
             g.binary("add", &[b, s, d]);
             g.module("LayerNorm", &[&[b, s, d]], &[b, s, d]);
             g.function("addmm", &[&[self.inner], &[t, d], &[d, self.inner]], &[t, self.inner]);
             g.activation(&self.activation, &act);
             g.function("addmm", &[&[d], &[t, self.inner], &[self.inner, d]], &[t, d]);
-            g.module("Dropout", &[&[b, s, d]], &[b, s, d]);
+            g.dropout(self.residual_dropout, &[b, s, d]);
             g.binary("add", &[b, s, d]);
         });
         g.module("LayerNorm", &[&[b, s, d]], &[b, s, d]);

@@ -76,6 +76,17 @@ impl Fields<'_> {
         }
     }
 
+    /// A dropout probability in [0, 1], `default` where the key is absent or null.
+    pub(crate) fn probability(&self, key: &str, default: f64) -> Result<f64, OpModelError> {
+        match self.json.get(key) {
+            None | Some(Value::Null) => Ok(default),
+            Some(v) => match v.as_f64() {
+                Some(p) if (0.0..=1.0).contains(&p) => Ok(p),
+                _ => Err(self.bad(format!("`{key}` is {v}, not a probability between 0 and 1"))),
+            },
+        }
+    }
+
     pub(crate) fn text(&self, key: &str) -> Option<&str> {
         self.json.get(key).and_then(Value::as_str)
     }
@@ -233,6 +244,14 @@ impl Builder {
         self.times = outer * times;
         body(self);
         self.times = outer;
+    }
+
+    /// Dropout with probability `p` on `x`. PyTorch returns the input itself
+    /// where `p` is 0 (OPT's attention dropout), so that launches nothing.
+    pub(crate) fn dropout(&mut self, p: f64, x: &[f64]) {
+        if p > 0.0 {
+            self.module("Dropout", &[x], x);
+        }
     }
 
     /// An element-wise function of one tensor of shape `x`.

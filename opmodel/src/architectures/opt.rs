@@ -16,6 +16,9 @@ pub struct Opt {
     pub activation: String,
     /// Layer norm before each block (and a final one), else after.
     pub norm_before: bool,
+    /// Dropout probabilities: residual branches; attention weights (0 in OPT's configurations).
+    pub dropout: f64,
+    pub attention_dropout: f64,
 }
 
 impl Opt {
@@ -31,6 +34,8 @@ impl Opt {
             positions: f.optional("max_position_embeddings")?.unwrap_or(2048.0),
             activation: f.text("activation_function").unwrap_or("relu").to_string(),
             norm_before: f.flag("do_layer_norm_before").unwrap_or(true),
+            dropout: f.probability("dropout", 0.1)?,
+            attention_dropout: f.probability("attention_dropout", 0.0)?,
         })
     }
 
@@ -84,16 +89,16 @@ impl Opt {
             g.function("add", &[&scores, &mask], &scores);
             g.function("max", &[&scores], &scores);
             g.unary("softmax", &[b * h, s, s]);
-            g.unary("dropout", &[b * h, s, s]);
+            g.dropout(self.attention_dropout, &[b * h, s, s]);
             g.function("bmm", &[&[b * h, s, s], &[b * h, s, dh]], &[b * h, s, dh]);
             g.linear(&[b, s], d, d);
-            g.unary("dropout", &hidden);
+            g.dropout(self.dropout, &hidden);
             g.binary("add", &hidden);
             g.module("LayerNorm", &[&[t, d]], &[t, d]);
             g.linear(&[t], d, self.ffn);
             g.activation(&self.activation, &[t, self.ffn]);
             g.linear(&[t], self.ffn, d);
-            g.unary("dropout", &[t, d]);
+            g.dropout(self.dropout, &[t, d]);
             g.binary("add", &[t, d]);
         });
         if self.norm_before {

@@ -25,6 +25,8 @@ pub struct Switch {
     pub position_buckets: f64,
     pub activation: String,
     pub gated: bool,
+    /// Dropout probability, everywhere T5 drops out.
+    pub dropout: f64,
 }
 
 /// Element-wise operations T5's relative-position bucketing runs over the
@@ -74,6 +76,7 @@ impl Switch {
                 .trim_start_matches("gated-")
                 .to_string(),
             gated: f.flag("is_gated_act").unwrap_or(false),
+            dropout: f.probability("dropout_rate", 0.1)?,
         })
     }
 
@@ -115,12 +118,12 @@ impl Switch {
         let grid = [s, s];
         // Encoder.
         g.module("Embedding", &[&[b, s]], &hidden);
-        g.module("Dropout", &[&hidden], &hidden);
+        g.dropout(self.dropout, &hidden);
         self.position_bias(g, x, &[b, 1.0, 1.0, s]);
         self.stack(g, x, self.encoder_layers, self.encoder_sparse_step, false);
         // Decoder: a causal mask, then self- and cross-attention biases.
         g.module("Embedding", &[&[b, s]], &hidden);
-        g.module("Dropout", &[&hidden], &hidden);
+        g.dropout(self.dropout, &hidden);
         for op in ["le", "to", "mul", "sub", "mul"] {
             g.unary(op, &[b, 1.0, s, s]);
         }
@@ -161,7 +164,7 @@ impl Switch {
         g.repeated(sparse, |g| self.sparse_ff(g, x));
         let hidden = [x.batch, x.seq, self.d_model];
         self.layer_norm(g, &hidden);
-        g.module("Dropout", &[&hidden], &hidden);
+        g.dropout(self.dropout, &hidden);
     }
 
     /// T5's norm: scale by the root mean square, no mean, no bias.
@@ -193,11 +196,11 @@ impl Switch {
         g.function("matmul", &[&[b, h, s, dk], &[b, h, dk, s]], &scores);
         g.binary("add", &scores);
         g.unary("softmax", &scores);
-        g.module("Dropout", &[&scores], &scores);
+        g.dropout(self.dropout, &scores);
         g.function("matmul", &[&scores, &[b, h, s, dk]], &[b, h, s, dk]);
         g.method("contiguous", &[&[b, s, h, dk]], &[b, s, h, dk]);
         g.linear(&[b, s], inner, d);
-        g.module("Dropout", &[&hidden], &hidden);
+        g.dropout(self.dropout, &hidden);
         g.binary("add", &hidden);
     }
 
@@ -213,7 +216,7 @@ impl Switch {
         } else {
             g.activation(&self.activation, &wide);
         }
-        g.module("Dropout", &[&wide], &wide);
+        g.dropout(self.dropout, &wide);
         g.linear(rows, self.d_ff, self.d_model);
     }
 
@@ -221,7 +224,7 @@ impl Switch {
         let hidden = [x.batch, x.seq, self.d_model];
         self.layer_norm(g, &hidden);
         self.expert(g, &[x.batch, x.seq]);
-        g.module("Dropout", &[&hidden], &hidden);
+        g.dropout(self.dropout, &hidden);
         g.binary("add", &hidden);
     }
 
@@ -256,7 +259,7 @@ impl Switch {
             g.method("clone", &[&given], &given);
         });
         g.function("mul", &[&[b, s, 1.0], &hidden], &hidden);
-        g.module("Dropout", &[&hidden], &hidden);
+        g.dropout(self.dropout, &hidden);
         g.binary("add", &hidden);
     }
 }

@@ -54,6 +54,32 @@ fn training_adds_backward_work() {
     assert!(dropouts(true) > 0);
 }
 
+/// A dropout with probability 0 launches nothing (OPT's attention dropout);
+/// a bad probability is refused, naming the key.
+#[test]
+fn dropouts_follow_the_configured_probability() {
+    let opt = |extra: &str| {
+        format!(
+            r#"{{"model_type": "opt", "hidden_size": 512, "num_attention_heads": 8, "num_hidden_layers": 1,
+                "ffn_dim": 2048, "vocab_size": 1000{extra}}}"#
+        )
+    };
+    let attention_dropouts = |json: &str| {
+        config(json)
+            .graph(2.0, 128.0, true)
+            .nodes
+            .iter()
+            .filter(|(n, _)| n.target == "Dropout" && n.output_shape == [16.0, 128.0, 128.0])
+            .count()
+    };
+    assert_eq!(attention_dropouts(&opt("")), 0);
+    assert_eq!(attention_dropouts(&opt(r#", "attention_dropout": 0.1"#)), 1);
+    let no_dropout = config(&opt(r#", "dropout": 0.0"#)).graph(2.0, 128.0, true);
+    assert!(!no_dropout.nodes.iter().any(|(n, _)| n.target == "Dropout"));
+    let bad = ModelConfig::parse("bad", &opt(r#", "dropout": 1.5"#), Path::new("bad.json")).unwrap_err();
+    assert!(bad.to_string().contains("`dropout` is 1.5"), "{bad}");
+}
+
 #[test]
 fn bert_heads_follow_the_mode() {
     let m = config(
