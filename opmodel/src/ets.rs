@@ -347,11 +347,14 @@ pub fn predict_dir(
             continue;
         }
         let Some(spec) = gpus.spec(&file.gpu_folder) else {
+            // Every file keeps its row, left empty, as a label without a GPU does.
             ev.notes.push(format!(
-                "{}: no spec sheet or hardware profile for the GPU of folder {}",
+                "{}: not predicted: no spec sheet or hardware profile for the GPU of folder {} \
+                 (a NeuSight spec sheet whose Device names it, or a profile in fixtures/hardware)",
                 file.path.display(),
                 file.gpu_folder
             ));
+            writeln!(w, "{},{},{},{},", file.gpu_folder, file.file, file.batch, file.h).map_err(write_err(&path))?;
             continue;
         };
         let pairs: Vec<_> = file.rows.iter().map(|r| (r.work, spec)).collect();

@@ -332,6 +332,35 @@ fn a_label_folder_without_a_spec_sheet_uses_the_built_in_profile() {
     assert!(h100 > 0.0, "{e2e}\n{:?}", run.evaluation.notes);
 }
 
+/// An ETS folder whose GPU no spec sheet or profile names keeps one row per
+/// file, its prediction empty, and a note says why.
+#[test]
+fn an_ets_folder_of_an_unknown_gpu_keeps_its_rows_empty() {
+    let dir = tempfile::tempdir().unwrap();
+    let train = dir.path().join("train");
+    public_dir(&train, true);
+    let eval = dir.path().join("eval");
+    public_dir(&eval, false);
+    let known = eval.join("ets/datasets/T4CPUALL/alexnet.1_7.csv");
+    let unknown = eval.join("ets/datasets/Voodoo5CPUALL/alexnet.1_7.csv");
+    std::fs::create_dir_all(unknown.parent().unwrap()).unwrap();
+    std::fs::copy(&known, &unknown).unwrap();
+    let out = dir.path().join("out");
+    let run = small_run(&train, &eval, &out);
+    let ets = std::fs::read_to_string(out.join("ets.csv")).unwrap();
+    assert!(ets.contains("\nVoodoo5CPUALL,alexnet.1_7.csv,16,64,\n"), "{ets}");
+    let t4 = ets.lines().find(|l| l.starts_with("T4CPUALL,")).unwrap();
+    assert!(t4.rsplit(',').next().unwrap().parse::<f64>().unwrap() > 0.0, "{ets}");
+    assert!(
+        run.evaluation
+            .notes
+            .iter()
+            .any(|n| n.contains("not predicted") && n.contains("Voodoo5CPUALL")),
+        "{:?}",
+        run.evaluation.notes
+    );
+}
+
 /// A label with no traced graph anywhere (a model only its configuration
 /// describes) is priced from a graph built from that configuration, which
 /// the evaluation directory may carry; a label whose model has neither is

@@ -12,9 +12,11 @@ macro_rules! builtin {
 }
 
 /// Every file of fixtures/hardware (a test keeps this list complete).
-pub const BUILTIN: [(&str, &str); 15] = builtin!(
+pub const BUILTIN: [(&str, &str); 20] = builtin!(
+    "a10.toml",
     "a100-sxm4-40gb.toml",
     "a100-sxm4-80gb.toml",
+    "a40.toml",
     "b200-hgx-180gb.toml",
     "h100-sxm5-80gb.toml",
     "h200-sxm-141gb.toml",
@@ -26,6 +28,9 @@ pub const BUILTIN: [(&str, &str); 15] = builtin!(
     "quadro-gp100.toml",
     "rtx-2080-ti.toml",
     "rtx-3080-ti.toml",
+    "rtx-3090.toml",
+    "rtx-4090.toml",
+    "rtx-a6000.toml",
     "t4.toml",
     "v100-sxm2-32gb.toml",
 );
