@@ -164,14 +164,18 @@ impl Profile {
     /// curve allows) from the start until it is done; if that is by `due`, take
     /// those GPUs and return true; else change nothing and return false.
     fn take(&mut self, curve: &Curve, g: u32, rem: f64, due: f64, derate: f64) -> bool {
-        let at = |free: u32| -> u32 {
-            let n = g.min(free);
+        let count = |n: u32| -> u32 {
             if n < curve.first_count() {
                 0
             } else {
                 curve.floor_count(n)
             }
         };
+        // Most steps have all `g` free: their count is looked up once (a
+        // measured curve's lookup walks its points; admission runs this for
+        // every job of every plan).
+        let full = count(g);
+        let at = |free: u32| -> u32 { if free >= g { full } else { count(free) } };
         let mut left = rem;
         let mut finish = None;
         // The rate at the last count seen: counts repeat from step to step.
@@ -225,8 +229,10 @@ struct Demand {
 }
 
 /// Plan `jobs` earliest deadline first, each at the fewest GPUs that meet its
-/// deadline with the GPUs the earlier ones left; the jobs that cannot.
-fn plan_edf(ctx: &Ctx<'_>, jobs: &mut [Demand], costs: &Costs) -> Vec<usize> {
+/// deadline with the GPUs the earlier ones left; the jobs that cannot. With
+/// `tolerated`, planning stops at the first job that cannot and is not
+/// listed there: a caller that asks only whether there is one has its answer.
+fn plan_edf(ctx: &Ctx<'_>, jobs: &mut [Demand], costs: &Costs, tolerated: Option<&[usize]>) -> Vec<usize> {
     jobs.sort_by(|a, b| a.deadline.total_cmp(&b.deadline).then(a.j.cmp(&b.j)));
     let now = ctx.now;
     let mut profiles: Vec<Profile> = ctx.w.cluster.capacity.iter().map(|&g| Profile::new(now, g)).collect();
@@ -254,6 +260,9 @@ fn plan_edf(ctx: &Ctx<'_>, jobs: &mut [Demand], costs: &Costs) -> Vec<usize> {
         }
         if !placed {
             failed.push(d.j);
+            if tolerated.is_some_and(|t| !t.contains(&d.j)) {
+                break;
+            }
         }
     }
     failed
@@ -319,7 +328,7 @@ pub fn admit_new(ctx: &Ctx<'_>, admitted: &mut [Option<bool>], due: &mut [f64], 
     // stay in the plan: they run by that due time, so newcomers must leave
     // them their GPUs. Those that cannot make even that fail again in every
     // plan; only a newcomer that makes another job fail is refused.
-    let moved = plan_edf(ctx, &mut kept, costs);
+    let moved = plan_edf(ctx, &mut kept, costs, None);
     let turned_late = moved
         .iter()
         .filter(|&&j| ctx.w.jobs[j].deadline == Some(due[j]))
@@ -340,13 +349,15 @@ pub fn admit_new(ctx: &Ctx<'_>, admitted: &mut [Option<bool>], due: &mut [f64], 
     let hopeless = if moved.is_empty() {
         Vec::new()
     } else {
-        plan_edf(ctx, &mut kept, costs)
+        plan_edf(ctx, &mut kept, costs, None)
     };
     let mut refused = Vec::new();
     let tried = newcomers.len();
     for (_, j) in newcomers {
         kept.push(demand(j, due[j]));
-        let ok = plan_edf(ctx, &mut kept, costs).iter().all(|f| hopeless.contains(f));
+        let ok = plan_edf(ctx, &mut kept, costs, Some(&hopeless))
+            .iter()
+            .all(|f| hopeless.contains(f));
         admitted[j] = Some(ok);
         if !ok {
             kept.retain(|d| d.j != j);
