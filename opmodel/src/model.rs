@@ -157,6 +157,12 @@ fn forest_of(booster_text: &str, origin: &Path) -> Result<Forest, OpModelError> 
     Ok(forest)
 }
 
+/// LightGBM sets OpenMP's process-wide thread count from each fit's
+/// `num_threads`, and two fits at once in one process can crash (its
+/// documentation of `num_threads`; seen as a rare SIGSEGV in this crate's
+/// parallel tests): fits take turns.
+static FIT_TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// A fitted ratio below 0 would mean work faster than the roofline: the
 /// output is clamped to utilisation 1.
 fn decode(raw: f64, roof_us: f64) -> f64 {
@@ -208,11 +214,14 @@ impl OpModel {
                 w.push(s.weight);
             }
         }
-        let mut dataset = Dataset::from_slice(&x, &y, width as i32, true)?;
         debug_assert_eq!(x.len(), y.len() * width);
-        dataset.set_feature_names(&INPUT_NAMES.map(String::from))?;
-        dataset.set_weights(&w)?;
-        let booster_text = Booster::train(dataset, &params.lightgbm())?.save_string()?;
+        let booster_text = {
+            let _turn = FIT_TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut dataset = Dataset::from_slice(&x, &y, width as i32, true)?;
+            dataset.set_feature_names(&INPUT_NAMES.map(String::from))?;
+            dataset.set_weights(&w)?;
+            Booster::train(dataset, &params.lightgbm())?.save_string()?
+        };
         let forest = forest_of(&booster_text, Path::new("<fitted op model>"))?;
         let mut trained_gpus: Vec<String> = samples.iter().map(|s| gpus[s.gpu].name.clone()).collect();
         trained_gpus.sort();
@@ -666,8 +675,11 @@ mod tests {
             }
         }
         let flat: Vec<f64> = rows.iter().flatten().copied().collect();
-        let booster = Booster::from_string(&model.booster_text).unwrap();
-        let lightgbm = booster.predict(&flat, INPUT_NAMES.len() as i32, true).unwrap();
+        let lightgbm = {
+            let _turn = super::FIT_TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let booster = Booster::from_string(&model.booster_text).unwrap();
+            booster.predict(&flat, INPUT_NAMES.len() as i32, true).unwrap()
+        };
         for (row, expected) in rows.iter().zip(lightgbm) {
             let ours = model.forest.predict(row);
             assert!(

@@ -36,6 +36,12 @@ pub fn decode(raw: f64, base_ns: f64, transform: TargetTransform) -> f64 {
     us.max(0.0) * 1e3
 }
 
+/// LightGBM sets OpenMP's process-wide thread count from each fit's
+/// `num_threads`, and two fits at once in one process can crash (its
+/// documentation of `num_threads`; seen as a rare SIGSEGV in this workspace's
+/// parallel tests): fits, and predictions, take turns.
+static FIT_TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 impl Regressor {
     pub fn fit(rows: &Rows, config: &TrainConfig) -> Result<Regressor, TrainError> {
         if rows.is_empty() {
@@ -49,9 +55,12 @@ impl Regressor {
             .map(|(&t, &b)| encode(t, b, transform))
             .collect();
         let started = Instant::now();
-        let mut dataset = Dataset::from_slice(&rows.x, &labels, rows.width() as i32, true)?;
-        dataset.set_feature_names(&rows.names)?;
-        let booster = Booster::train(dataset, &config.lightgbm_params())?;
+        let booster = {
+            let _turn = FIT_TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            let mut dataset = Dataset::from_slice(&rows.x, &labels, rows.width() as i32, true)?;
+            dataset.set_feature_names(&rows.names)?;
+            Booster::train(dataset, &config.lightgbm_params())?
+        };
         Ok(Regressor {
             booster,
             transform,
@@ -64,7 +73,11 @@ impl Regressor {
         if rows.is_empty() {
             return Ok(Vec::new());
         }
-        let raw = self.booster.predict(&rows.x, rows.width() as i32, true)?;
+        let raw = {
+            // LightGBM's prediction runs on OpenMP too: it takes its turn.
+            let _turn = FIT_TURN.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            self.booster.predict(&rows.x, rows.width() as i32, true)?
+        };
         Ok(raw
             .into_iter()
             .zip(&rows.base_ns)
