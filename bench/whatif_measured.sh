@@ -1,19 +1,23 @@
 #!/usr/bin/env bash
 # What-ifs against measurements (issue 16): ResNet-50 training steps traced
-# on an H100 (bench/measured/h100-sxm5, recorded by bench/gpu/measure_public.py)
-# priced at the other batch size, and the shared V100 ResNet-50 trace priced
-# on the H100, each next to the step time measured there (CUDA events, 20
-# unprofiled steps). Both bases are shown: the recorded window times
-# (`--base recorded`, the default) and the built-in window model's
-# (`--base model`). Usage: bench/whatif_measured.sh
+# on an H100 and an H200 (bench/measured/{h100-sxm5,h200}/kineto, recorded by
+# bench/gpu/measure_public.py) priced at the other batch size and on the
+# other Hopper GPU, and the shared V100 ResNet-50 trace priced on both, each
+# next to the step time measured there (CUDA events, 20 unprofiled steps).
+# Both bases are shown: the recorded window times (`--base recorded`, the
+# default) and the built-in window model's (`--base model`).
+# Usage: bench/whatif_measured.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 make -s build
 BIN=$PWD/target/release/tracecast
-M=bench/measured/h100-sxm5/kineto
+H100=bench/measured/h100-sxm5/kineto
+H200=bench/measured/h200/kineto
 WORK=$(mktemp -d /tmp/tracecast-whatif-measured.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
-measured() { awk -F, -v t="$1" '$1 == t { print $4 }' "$M/steps.csv"; }
+measured() { # kineto-dir trace-file
+  awk -F, -v t="$2" '$1 == t { print $4 }' "$1/steps.csv"
+}
 iteration() { awk -F, 'NR==1 { for (i = 1; i <= NF; i++) if ($i == "iteration_ms") c = i } NR==2 { print $c }' "$1/traces.csv"; }
 printf '%-44s %-6s %10s %10s %8s\n' "trace -> priced" base predicted measured error
 row() { # label trace recorded-batch measured-ms extra-args...
@@ -25,30 +29,46 @@ row() { # label trace recorded-batch measured-ms extra-args...
       'BEGIN { printf "%-44s %-6s %8.2f ms %8.2f ms %+7.1f%%\n", l, b, p, m, 100 * (p - m) / m }'
   done
 }
-for prec in fp32 tf32; do
-  for b in 32 64; do
-    row "H100 b$b $prec as recorded" "$M/resnet50-b$b-$prec.pt.trace.json.gz" $b "$(measured resnet50-b$b-$prec.pt.trace.json.gz)"
+for gpu in H100 H200; do
+  M=${!gpu}
+  for prec in fp32 tf32; do
+    for b in 32 64; do
+      row "$gpu b$b $prec as recorded" "$M/resnet50-b$b-$prec.pt.trace.json.gz" $b "$(measured "$M" resnet50-b$b-$prec.pt.trace.json.gz)"
+    done
+  done
+  for prec in fp32 tf32; do
+    row "$gpu b32 $prec -> b64" "$M/resnet50-b32-$prec.pt.trace.json.gz" 32 "$(measured "$M" resnet50-b64-$prec.pt.trace.json.gz)" --batch-size 64
+    row "$gpu b64 $prec -> b32" "$M/resnet50-b64-$prec.pt.trace.json.gz" 64 "$(measured "$M" resnet50-b32-$prec.pt.trace.json.gz)" --batch-size 32
   done
 done
-for prec in fp32 tf32; do
-  row "H100 b32 $prec -> b64" "$M/resnet50-b32-$prec.pt.trace.json.gz" 32 "$(measured resnet50-b64-$prec.pt.trace.json.gz)" --batch-size 64
-  row "H100 b64 $prec -> b32" "$M/resnet50-b64-$prec.pt.trace.json.gz" 64 "$(measured resnet50-b32-$prec.pt.trace.json.gz)" --batch-size 32
+# Across the two Hopper GPUs (same compute, 1.4x the bandwidth on the
+# H200), fp32 only: the TF32 batch-32 runs are host-bound (bench/README.md).
+for b in 32 64; do
+  row "H100 b$b fp32 -> H200" "$H100/resnet50-b$b-fp32.pt.trace.json.gz" $b "$(measured "$H200" resnet50-b$b-fp32.pt.trace.json.gz)" --gpu H200
+  row "H200 b$b fp32 -> H100" "$H200/resnet50-b$b-fp32.pt.trace.json.gz" $b "$(measured "$H100" resnet50-b$b-fp32.pt.trace.json.gz)" --gpu H100
 done
+gpu_work() { # label trace [gpu]: mean predicted GPU span of the steps after the first
+  rm -rf "$WORK/g"
+  "$BIN" -q predict --trace "$2" --trace-batch-size 32 ${3:+--gpu "$3"} --out "$WORK/g" >/dev/null 2>&1
+  awk -F, -v l="$1" 'NR==1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+    $h["step_id"] > 0 { s += $h["predicted_gpu_span_ns"]; n++ }
+    END { printf "GPU work per step (steps after the first), %s: %.2f ms\n", l, s / n / 1e6 }' "$WORK/g/steps.csv"
+}
 V100=../shared/traces/pytorch__kineto/tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz
 if [ -f "$V100" ]; then
   # The 2021 trace loads its data on the training process (num_workers=0):
   # that host time is in its steps and stays in the what-if, and not in the
-  # H100 measurement (synthetic data on the GPU), so compare GPU work too.
-  row "V100 b32 (2021) -> H100 b32 fp32" "$V100" 32 "$(measured resnet50-b32-fp32.pt.trace.json.gz)" --gpu H100
-  for t in "$V100 H100" "$M/resnet50-b32-fp32.pt.trace.json.gz -"; do
-    set -- $t
-    rm -rf "$WORK/g"
-    if [ "$2" = - ]; then gpu=(); else gpu=(--gpu "$2"); fi
-    "$BIN" -q predict --trace "$1" --trace-batch-size 32 "${gpu[@]}" --out "$WORK/g" >/dev/null 2>&1
-    awk -F, -v l="$(basename "$1" | cut -c1-30) ${2/-/as recorded}" 'NR==1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
-      $h["step_id"] > 0 { s += $h["predicted_gpu_span_ns"]; n++ }
-      END { printf "GPU work per step (steps after the first), %s: %.2f ms\n", l, s / n / 1e6 }' "$WORK/g/steps.csv"
+  # Hopper measurements (synthetic data on the GPU), so compare GPU work too.
+  for gpu in H100 H200; do
+    M=${!gpu}
+    row "V100 b32 (2021) -> $gpu b32 fp32" "$V100" 32 "$(measured "$M" resnet50-b32-fp32.pt.trace.json.gz)" --gpu $gpu
+  done
+  gpu_work "V100 trace as recorded" "$V100"
+  for gpu in H100 H200; do
+    M=${!gpu}
+    gpu_work "V100 trace -> $gpu" "$V100" $gpu
+    gpu_work "$gpu b32 fp32 trace as recorded" "$M/resnet50-b32-fp32.pt.trace.json.gz"
   done
 else
-  echo "(../shared/traces missing: the V100 -> H100 rows are skipped)"
+  echo "(../shared/traces missing: the V100 -> Hopper rows are skipped)"
 fi

@@ -158,6 +158,27 @@ fn sql_queries_the_public_measurements() {
     );
 }
 
+/// Several public-layout directories query as one: each table holds every
+/// directory's rows (here our two Hopper measurement folders, which ship
+/// with the repository, so this runs without ../shared).
+#[test]
+fn sql_unions_several_public_directories() {
+    let measured = workspace_root().join("bench/measured");
+    let run = tracecast(&[
+        "sql",
+        "--public",
+        s(&measured.join("h100-sxm5")),
+        "--public",
+        s(&measured.join("h200")),
+        "SELECT gpu, count(*) AS labels FROM neusight_labels GROUP BY 1 ORDER BY 1",
+        "--format",
+        "csv",
+    ]);
+    let (stdout, stderr) = text(&run);
+    assert!(run.status.success(), "{stdout}\n{stderr}");
+    assert_eq!(stdout, "gpu,labels\nNVIDIA_H100_80GB_HBM3,16\nNVIDIA_H200,12\n", "{stderr}");
+}
+
 /// A graph built from a model's configuration does the work of NeuSight's
 /// traced graph of the same configuration: the same matrix FLOPs, and
 /// within a few percent the same bytes, forward and backward, for every

@@ -132,7 +132,7 @@ def perop_sources(neusight, out, key, split):
             for d in sorted((neusight / "per_op/train").iterdir()) if d.is_dir()]
 
 
-def measure_perop(neusight, out, device_name, key, split, per_table, budget_s):
+def measure_perop(neusight, out, device_name, key, split, per_table, budget_s, skip):
     deadline = time.time() + budget_s
     meta = {"Torch Version": "p" + torch.__version__.split("+")[0],
             "CUDNN Version": str(torch.backends.cudnn.version()),
@@ -155,6 +155,8 @@ def measure_perop(neusight, out, device_name, key, split, per_table, budget_s):
         tables.append((target, header, rows, {}))
     # A random order, so that a budget cut leaves a random subset of every file.
     random.Random(16).shuffle(jobs)
+    # A later lease goes on where an earlier one's budget stopped.
+    jobs = jobs[skip:]
     done = 0
     for t, i in jobs:
         if time.time() > deadline:
@@ -358,6 +360,8 @@ def main():
                     help="NeuSight's test shapes, or its train shapes (per op kind, all GPUs' union)")
     ap.add_argument("--perop-per-table", type=int, default=0,
                     help="at most this many shapes per output file, drawn at random (0: all)")
+    ap.add_argument("--perop-skip", type=int, default=0,
+                    help="skip this many shapes of the random order (those an earlier run measured)")
     args = ap.parse_args()
     if not torch.cuda.is_available():
         sys.exit("measure_public.py: no CUDA device visible")
@@ -371,7 +375,7 @@ def main():
     sections = [("kineto", lambda: kineto_resnet(args.out / "kineto", args.kineto_budget_s)),
                 ("e2e", lambda: measure_e2e(args.neusight, ns_out, key, args.e2e_budget_s)),
                 ("perop", lambda: measure_perop(args.neusight, ns_out, device_name, key, args.perop_split,
-                                             args.perop_per_table, args.perop_budget_s))]
+                                             args.perop_per_table, args.perop_budget_s, args.perop_skip))]
     failed = False
     for name, run in sections:
         if name not in only:

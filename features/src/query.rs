@@ -23,8 +23,8 @@ pub struct QuerySources<'a> {
     pub lake_options: LakeOptions,
     /// Parquet files or folders, as (table name, path).
     pub parquet: &'a [(String, PathBuf)],
-    /// Tables already in memory, as (table name, rows).
-    pub memory: Vec<(String, RecordBatch)>,
+    /// Tables already in memory, as (table name, batches of one schema).
+    pub memory: Vec<(String, Vec<RecordBatch>)>,
 }
 
 /// Runs every statement of `sql` in order; returns the last one's rows.
@@ -51,8 +51,9 @@ pub async fn run_sql(sources: &QuerySources<'_>, sql: &str) -> Result<Vec<Record
             .await
             .map_err(|e| table(e.to_string()))?;
     }
-    for (name, batch) in &sources.memory {
-        let table = MemTable::try_new(batch.schema(), vec![vec![batch.clone()]])?;
+    for (name, batches) in &sources.memory {
+        let Some(first) = batches.first() else { continue };
+        let table = MemTable::try_new(first.schema(), vec![batches.clone()])?;
         ctx.register_table(name.as_str(), Arc::new(table))?;
     }
     let statements = DFParser::parse_sql(sql).map_err(|e| FeaturesError::Query(e.to_string()))?;

@@ -17,22 +17,25 @@ pub struct SqlJob<'a> {
     pub memory_limit_mib: Option<usize>,
     /// Parquet files or folders as (table name, path).
     pub parquet: &'a [(String, PathBuf)],
-    /// A directory laid out like ../shared/public: its measurements as
-    /// tables (`neusight_per_op`, `neusight_labels`, ...).
-    pub public: Option<&'a Path>,
+    /// Directories laid out like ../shared/public: their measurements as
+    /// tables (`neusight_per_op`, `neusight_labels`, ...), each table the
+    /// rows of every directory.
+    pub public: &'a [PathBuf],
     /// One or more statements; the last one's rows are returned.
     pub sql: &'a str,
 }
 
 /// Runs `job.sql`; returns the last statement's rows.
 pub fn sql(job: &SqlJob<'_>) -> Result<Vec<RecordBatch>, PipelineError> {
-    let memory = match job.public {
-        Some(dir) => tracecast_opmodel::public_tables(dir)?
-            .into_iter()
-            .map(|(def, batch)| (def.name.to_string(), batch))
-            .collect(),
-        None => Vec::new(),
-    };
+    let mut memory: Vec<(String, Vec<RecordBatch>)> = Vec::new();
+    for dir in job.public {
+        for (def, batch) in tracecast_opmodel::public_tables(dir)? {
+            match memory.iter_mut().find(|(name, _)| name == def.name) {
+                Some((_, batches)) => batches.push(batch),
+                None => memory.push((def.name.to_string(), vec![batch])),
+            }
+        }
+    }
     let sources = QuerySources {
         lake: job.lake,
         lake_options: LakeOptions {

@@ -31,9 +31,10 @@ pub struct SqlArgs {
     /// Also query published predictors' measurements in a directory laid out
     /// like ../shared/public, as tables neusight_per_op, neusight_labels,
     /// neusight_graph_nodes and ets_ops (read from the CSVs and JSONs as
-    /// they are, with tracecast's work estimates beside them).
+    /// they are, with tracecast's work estimates beside them). Repeatable:
+    /// each table then holds every directory's rows.
     #[arg(long, value_name = "DIR")]
-    public: Option<PathBuf>,
+    public: Vec<PathBuf>,
     /// Also query a folder (or file) of Parquet as table NAME, e.g. a feature table: --table windows=features/windows.
     #[arg(long = "table", value_name = "NAME=PATH", value_parser = parse_table)]
     tables: Vec<(String, PathBuf)>,
@@ -81,7 +82,7 @@ pub fn run(args: SqlArgs) -> anyhow::Result<ExitCode> {
         lake: args.lake.as_deref(),
         memory_limit_mib: args.memory_limit,
         parquet: &args.tables,
-        public: args.public.as_deref(),
+        public: &args.public,
         sql: &text,
     })?;
     match &args.out {
