@@ -699,10 +699,11 @@ fn h100_traces_price_as_recorded_and_move_physically() {
 }
 
 /// The shared ResNet-50 trace (V100, FP32), priced on each newer GPU by the
-/// built-in models, never gets slower going up a generation: T4 > L4 >
-/// V100 > A100 > H100 > H200 > B200. The L4's ridge point (about 100 FLOP
-/// per byte) is far above any GPU the op model trained on; before the ridge
-/// guard it came out slower than the T4.
+/// built-in models under PyTorch's TF32 defaults, never gets slower going
+/// up a generation: T4 > L4 > V100 > RTX A6000 > A100 > H100 > H200 > B200.
+/// The L4's ridge point (about 100 FLOP per byte) is far above any GPU the
+/// op model trained on; before the ridge guard it came out slower than the
+/// T4. In strict float32 the A6000 came out slower than the V100.
 #[test]
 fn newer_gpus_price_the_shared_resnet50_trace_faster() {
     let Some(traces) = shared("traces") else {
@@ -711,7 +712,7 @@ fn newer_gpus_price_the_shared_resnet50_trace_faster() {
     let trace = traces
         .join("pytorch__kineto/tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz");
     let dir = tempfile::tempdir().unwrap();
-    let gpus = ["T4", "L4", "V100", "A100 SXM4 80GB", "H100", "H200", "B200"];
+    let gpus = ["T4", "L4", "V100", "RTX A6000", "A100 SXM4 80GB", "H100", "H200", "B200"];
     let times: Vec<f64> = gpus
         .iter()
         .enumerate()
@@ -731,4 +732,26 @@ fn newer_gpus_price_the_shared_resnet50_trace_faster() {
             t[1]
         );
     }
+}
+
+/// `--tf32`: PyTorch's defaults put float32 convolutions on TF32 tensor
+/// cores where a GPU has them (the H100), so strict float32 prices the
+/// shared ResNet-50 trace slower there, and changes nothing on the V100,
+/// which has none (nor on the trace as recorded).
+#[test]
+fn tf32_defaults_speed_convolutions_only_on_gpus_with_tf32() {
+    let Some(traces) = shared("traces") else {
+        return;
+    };
+    let trace = traces
+        .join("pytorch__kineto/tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz");
+    let dir = tempfile::tempdir().unwrap();
+    let price = |gpu: &str, tf32: &str| {
+        let out = dir.path().join(format!("{gpu}-{tf32}"));
+        run_ok(&["predict", "--trace", s(&trace), "--gpu", gpu, "--tf32", tf32, "--out", s(&out)]);
+        f(&csv_rows(&out.join("traces.csv"))[0], "iteration_ms")
+    };
+    let (h100_default, h100_strict) = (price("H100", "pytorch"), price("H100", "off"));
+    assert!(h100_default < h100_strict * 0.95, "H100: {h100_default} ms with TF32, {h100_strict} without");
+    assert_eq!(price("V100", "pytorch"), price("V100", "off"));
 }

@@ -1,7 +1,7 @@
 //! The GPU figures the physics needs, from a hardware profile or spec sheet.
 
 use serde::{Deserialize, Serialize};
-use tracecast_schemas::hardware::HardwareProfile;
+use tracecast_schemas::hardware::{HardwareProfile, Vendor};
 
 use crate::OpModelError;
 use crate::work::{OpKind, OpWork};
@@ -16,6 +16,10 @@ pub struct GpuSpec {
     pub peak_fp32_matrix_flops: Option<f64>,
     /// Dense 16-bit tensor-core FLOP/s, when the profile gives it.
     pub peak_half_flops: Option<f64>,
+    /// Dense TF32 tensor-core FLOP/s (NVIDIA, Ampere and later), when the
+    /// profile gives it. NeuSight's spec sheets do not.
+    #[serde(default)]
+    pub peak_tf32_flops: Option<f64>,
     /// Memory bandwidth, bytes/s.
     pub bandwidth: f64,
     /// SMs (compute units); NaN when the profile does not say (`null` in JSON).
@@ -74,6 +78,10 @@ impl GpuSpec {
                 .peak_bf16_flops()
                 .or_else(|| p.compute.peak_fp16_tflops.as_ref().map(|s| s.value * 1e12))
                 .map(|f| f / dies),
+            // PyTorch takes TF32 paths on NVIDIA's tensor cores only.
+            peak_tf32_flops: (p.vendor == Vendor::Nvidia)
+                .then(|| p.compute.peak_tf32_tflops.as_ref().map(|s| s.value * 1e12 / dies))
+                .flatten(),
             bandwidth: p
                 .memory_bandwidth_bytes_per_s()
                 .ok_or_else(|| missing("memory bandwidth"))?
@@ -99,13 +107,20 @@ impl GpuSpec {
     }
 
     /// The peak rate `work` runs against: matrix products (GEMMs,
-    /// convolutions) on matrix cores where there are some.
+    /// convolutions) on matrix cores where there are some, and on TF32
+    /// tensor cores where the work allows it and the GPU has them.
     pub fn peak_for(&self, work: &OpWork) -> f64 {
-        if matches!(work.kind, OpKind::Gemm | OpKind::Conv) {
-            self.peak_gemm_flops(work.dtype_bytes)
-        } else {
-            self.peak_flops(work.dtype_bytes)
+        match self.tf32_peak_for(work) {
+            Some(tf32) => tf32,
+            None if matches!(work.kind, OpKind::Gemm | OpKind::Conv) => self.peak_gemm_flops(work.dtype_bytes),
+            None => self.peak_flops(work.dtype_bytes),
         }
+    }
+
+    /// The TF32 tensor-core rate `work` runs at on this GPU, if it does.
+    pub fn tf32_peak_for(&self, work: &OpWork) -> Option<f64> {
+        let matrix_f32 = matches!(work.kind, OpKind::Gemm | OpKind::Conv) && work.dtype_bytes > 2.0;
+        self.peak_tf32_flops.filter(|_| work.tf32_allowed && matrix_f32)
     }
 
     /// The work's FLOPs at peak and its bytes at full bandwidth, µs.
@@ -129,5 +144,39 @@ impl GpuSpec {
             Some(mm) if dtype_bytes > 2.0 => mm,
             _ => self.peak_flops(dtype_bytes),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tracecast_schemas::hardware::builtin_catalog;
+
+    use super::*;
+    use crate::work::EwFunc;
+
+    fn spec_of(name: &str) -> GpuSpec {
+        let catalog = builtin_catalog().unwrap();
+        GpuSpec::from_profile(catalog.resolve(name).unwrap()).unwrap()
+    }
+
+    /// PyTorch's TF32 switches reach NVIDIA's tensor cores only, and only
+    /// float32 matrix work that is allowed on them.
+    #[test]
+    fn tf32_applies_to_allowed_float32_matrix_work_on_nvidia_tensor_cores() {
+        let h100 = spec_of("H100");
+        assert_eq!(h100.peak_tf32_flops, Some(494.7e12));
+        assert!(spec_of("MI300X").peak_tf32_flops.is_none(), "an AMD profile's TF32 figure is not PyTorch's path");
+        assert!(spec_of("T4").peak_tf32_flops.is_none());
+
+        let conv = OpWork { kind: OpKind::Conv, ..OpWork::linear(8.0, 512.0, 512.0, 512.0) };
+        let allowed = OpWork { tf32_allowed: true, ..conv };
+        assert_eq!(h100.tf32_peak_for(&conv), None);
+        assert_eq!(h100.tf32_peak_for(&allowed), Some(494.7e12));
+        assert_eq!(h100.peak_for(&allowed), 494.7e12);
+        assert_eq!(h100.peak_for(&conv), h100.peak_fp32_flops);
+        let half = OpWork { dtype_bytes: 2.0, ..allowed };
+        assert_eq!(h100.tf32_peak_for(&half), None);
+        let elementwise = OpWork { tf32_allowed: true, ..OpWork::elementwise(EwFunc::Gelu, 1e6, 1.0) };
+        assert_eq!(h100.tf32_peak_for(&elementwise), None);
     }
 }

@@ -117,7 +117,7 @@ pub struct ModelCard {
 
 /// What the op model cannot know from its data, written into every card.
 const KNOWN_LIMITS: [&str; 6] = [
-    "FP32 only: every measurement is float32; half precision is priced from the spec sheet's tensor-core rate with a utilisation learned on FP32 work",
+    "FP32 only: every measurement is float32 with TF32 off; half precision is priced from the spec sheet's tensor-core rate with a utilisation learned on FP32 work, and TF32 work (predict --tf32) as float32 work sped up by the TF32/FP32 peak ratio to the power 0.567, measured on ResNet-50's convolutions on one H100 (3.11x for a 7.39x peak ratio)",
     "a GPU's own efficiency is not in its spec sheet: leave-one-GPU-out error on NeuSight's labels is 11-13% on average (the fit's random seed moves it), 20-30% on the V100 (which runs closer to its peaks than any other GPU here) and 11-14% on the T4 and P4 (whose power limits throttle them); on a GPU it never trained on, no operator is priced below the lowest utilisation a trained GPU reaches on it",
     "power-limited cards (T4, P4, and by extension L4) run GEMMs at 32-56% of their spec peak, and more slowly in long randomized sweeps than in a model's run; nothing in a NeuSight spec sheet states the power limit",
     "of the NVIDIA GPUs with 128 FP32 lanes per SM (GA10x, Ada, Hopper) it has seen only those its trained GPUs list (NeuSight's are all 64-lane parts; the shipped model adds an H100 SXM5 measured by bench/gpu/measure_public.py); on the others GEMM utilisation is extrapolated",
@@ -271,16 +271,29 @@ impl OpModel {
     ///   trained GPU's is priced as the larger of its time on the same GPU
     ///   with its ridge brought down to the trained maximum and the time to
     ///   stream its bytes, where that is faster.
+    ///
+    /// Work allowed on TF32 tensor cores, on a GPU that has them, is priced
+    /// as float32 work sped up by `tf32_speedup`: no training data ran on
+    /// TF32.
     pub fn predict_us(&self, pairs: &[(OpWork, &GpuSpec)], timing: Timing) -> Result<Vec<f64>, OpModelError> {
+        let as_f32: Vec<(OpWork, &GpuSpec)> = pairs
+            .iter()
+            .map(|(work, gpu)| (OpWork { tf32_allowed: false, ..*work }, *gpu))
+            .collect();
         let mut priced = vec![0.0; pairs.len()];
         priced
             .par_chunks_mut(BLOCK)
-            .zip(pairs.par_chunks(BLOCK))
+            .zip(as_f32.par_chunks(BLOCK))
             .for_each(|(priced, pairs)| self.price_block(pairs, timing, priced));
+        for ((work, gpu), t) in pairs.iter().zip(priced.iter_mut()) {
+            if let Some(tf32) = gpu.tf32_peak_for(work) {
+                *t = (*t / tf32_speedup(tf32 / gpu.peak_gemm_flops(work.dtype_bytes))).max(gpu.roofline_us(work));
+            }
+        }
         Ok(priced)
     }
 
-    /// Prices one block of pairs into `priced`.
+    /// Prices one block of float32 pairs into `priced`.
     fn price_block(&self, pairs: &[(OpWork, &GpuSpec)], timing: Timing, priced: &mut [f64]) {
         let (trained, unseen): (Vec<usize>, Vec<usize>) =
             (0..pairs.len()).partition(|&i| self.knows_figures_of(pairs[i].1));
@@ -483,6 +496,21 @@ impl OpModel {
     }
 }
 
+/// How much faster float32 matrix work runs on TF32 tensor cores than on
+/// the FP32 path, for a GPU whose TF32 peak is `peak_ratio` times its FP32
+/// peak: `peak_ratio` to the power `TF32_REALISED_EXPONENT`, so a GPU
+/// whose tensor cores are no faster gains nothing.
+fn tf32_speedup(peak_ratio: f64) -> f64 {
+    peak_ratio.max(1.0).powf(TF32_REALISED_EXPONENT)
+}
+
+/// Measured on an H100 SXM5 (bench/measured/h100-sxm5/kineto, ResNet-50 at
+/// batch 32): its convolutions took 28.31 ms a step in float32 and 9.11 ms
+/// with TF32, 3.11x faster for a peak ratio of 494.7 / 66.9 = 7.39x;
+/// ln 3.11 / ln 7.39 = 0.567. Tensor cores realise less of their peak than
+/// the FP32 path on the same work (bench/README.md, "TF32").
+const TF32_REALISED_EXPONENT: f64 = 0.567;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -494,6 +522,7 @@ mod tests {
             peak_fp32_flops: tflops * 1e12,
             peak_fp32_matrix_flops: None,
             peak_half_flops: None,
+            peak_tf32_flops: None,
             bandwidth: gbs * 1e9,
             sm_count: sms,
             l2_bytes: 6.0 * 1024.0 * 1024.0,
@@ -570,6 +599,40 @@ mod tests {
             }
         }
         assert!(bound > 0, "the floor never bound: the test does not exercise it");
+    }
+
+    /// TF32 work is its float32 price sped up by the TF32-over-FP32 peak
+    /// ratio to the measured power, never below its TF32 roofline; a GPU
+    /// without TF32 prices it as float32.
+    #[test]
+    fn tf32_work_is_float32_work_sped_up_by_the_realised_peak_ratio() {
+        let gpus = [gpu("a", 8.0, 320.0, 40.0), gpu("b", 14.0, 900.0, 80.0)];
+        let mut samples = Vec::new();
+        for i in 1..120 {
+            let s = 16.0 * f64::from(i);
+            for (g, spec) in gpus.iter().enumerate() {
+                samples.push(at_utilisation(OpWork::linear(1.0, s, s, s), g, spec, 0.7));
+            }
+        }
+        let model = fit_small(&samples, &gpus, 20);
+        let tensor = GpuSpec {
+            name: "with TF32 at 4x FP32".into(),
+            peak_tf32_flops: Some(4.0 * 14e12),
+            ..gpus[1].clone()
+        };
+        let speedup = 4f64.powf(TF32_REALISED_EXPONENT);
+        for i in [10.0, 60.0, 110.0] {
+            let f32_work = OpWork::linear(1.0, 16.0 * i, 16.0 * i, 16.0 * i);
+            let tf32_work = OpWork { tf32_allowed: true, ..f32_work };
+            let t = model
+                .predict_us(&[(f32_work, &tensor), (tf32_work, &tensor), (tf32_work, &gpus[1])], Timing::Workload)
+                .unwrap();
+            let expected = (t[0] / speedup).max(tensor.roofline_us(&tf32_work));
+            assert!((t[1] - expected).abs() <= 1e-9 * expected, "{} vs {expected}", t[1]);
+            assert!(t[1] < t[0], "TF32 {} not faster than float32 {}", t[1], t[0]);
+            assert_eq!(t[2], t[0], "no TF32 on the trained GPU: priced as float32");
+        }
+        assert_eq!(tf32_speedup(0.5), 1.0, "tensor cores slower than the FP32 path gain nothing");
     }
 
     /// A GEMM that is memory-bound only because a new GPU's ridge point is

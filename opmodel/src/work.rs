@@ -134,6 +134,10 @@ pub struct OpWork {
     pub elements: f64,
     /// Length of the reduced dimension (norm, softmax), else 0.
     pub row_len: f64,
+    /// Float32 matrix work that may run on TF32 tensor cores (PyTorch's
+    /// `allow_tf32` switches), on a GPU that has them.
+    #[serde(default)]
+    pub tf32_allowed: bool,
 }
 
 const F32: f64 = 4.0;
@@ -150,6 +154,7 @@ impl OpWork {
             gemm: None,
             elements,
             row_len: 0.0,
+            tf32_allowed: false,
         }
     }
 

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use tracecast_features::{FeatureRun, FeatureSummary, LakeOptions, WindowSpec, build_features};
 use tracecast_ingest::{IngestOptions, ingest};
 use tracecast_opmodel::{OpModel, shipped_model};
-use tracecast_predict::{PredictRequest, Prediction, ScalingOptions, StepBase, write_outputs};
+use tracecast_predict::{PredictRequest, Prediction, ScalingOptions, StepBase, Tf32, write_outputs};
 use tracecast_schemas::hardware::{catalog_or_builtin, lookup_gpu};
 use tracecast_train::{FeatureTable, Labels, Model, TraceLabel, collector_label};
 
@@ -47,6 +47,7 @@ pub struct PredictJob<'a> {
     /// A profile's name, alias or short name, or a profile / spec-sheet file.
     pub gpu: Option<&'a str>,
     pub batch_size: Option<u32>,
+    pub tf32: Tf32,
     pub scaling: ScalingOptions,
     pub gpu_type: Option<String>,
     pub out: &'a Path,
@@ -152,6 +153,7 @@ pub fn predict(job: &PredictJob<'_>) -> Result<PredictOutcome, PipelineError> {
         catalog: &catalog,
         gpu: gpu.as_ref(),
         batch_size: job.batch_size,
+        tf32: job.tf32,
         scaling: job.scaling.clone(),
         gpu_type: job.gpu_type.clone(),
     };

@@ -21,7 +21,7 @@ use tracecast_train::{Dataset, FeatureTable, Labels, Model, Scenario, StepRow, b
 pub use error::PredictError;
 pub use gradients::GradientSource;
 pub use output::{priced_csv, write_outputs, write_price_outputs, write_throughput};
-pub use physical::Coverage;
+pub use physical::{Coverage, Tf32};
 use scaling::Interconnect;
 pub use transformer::{TransformerJob, TransformerPrediction, TransformerRow, price_transformer};
 
@@ -64,6 +64,8 @@ pub struct PredictRequest<'a> {
     pub gpu: Option<&'a HardwareProfile>,
     /// Batch size per GPU instead of the recorded one.
     pub batch_size: Option<u32>,
+    /// Which float32 matrix work runs on TF32 tensor cores in a what-if.
+    pub tf32: Tf32,
     pub scaling: ScalingOptions,
     /// GPU type name in the throughput tables [default: the profile's name].
     pub gpu_type: Option<String>,
@@ -223,7 +225,10 @@ fn price(req: &PredictRequest<'_>, scenario: Scenario<'_>) -> Result<(Dataset, S
             &data,
             op_model,
             req.catalog,
-            target.as_ref(),
+            physical::Asked {
+                gpu: target.as_ref(),
+                tf32: req.tf32,
+            },
             &scales,
             scenario.only_trace,
         )?

@@ -14,6 +14,39 @@ use tracecast_train::{Dataset, FeatureTable, column_f64};
 
 use crate::PredictError;
 
+/// Which float32 matrix work may run on TF32 tensor cores, on GPUs that
+/// have them (NVIDIA Ampere and later). The recorded trace is taken to have
+/// run under the same switches: on a GPU without TF32 they change nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Tf32 {
+    /// PyTorch's defaults: convolutions yes (`cudnn.allow_tf32`), matrix
+    /// products no (`cuda.matmul.allow_tf32`).
+    #[default]
+    PyTorchDefault,
+    /// Both switches on.
+    On,
+    /// Strict float32 everywhere.
+    Off,
+}
+
+impl Tf32 {
+    fn allows(self, kind: OpKind) -> bool {
+        match self {
+            Tf32::PyTorchDefault => kind == OpKind::Conv,
+            Tf32::On => matches!(kind, OpKind::Conv | OpKind::Gemm),
+            Tf32::Off => false,
+        }
+    }
+}
+
+/// What a what-if asks for: a GPU (None: each trace's recorded one) and
+/// the TF32 switches.
+#[derive(Clone, Copy)]
+pub struct Asked<'a> {
+    pub gpu: Option<&'a GpuSpec>,
+    pub tf32: Tf32,
+}
+
 /// How much of the recorded kernel time each way of pricing covered, ns.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Coverage {
@@ -56,6 +89,7 @@ fn kernel_work(
     dtype_bytes: f64,
     dur_ns: f64,
     recorded: &GpuSpec,
+    tf32: Tf32,
 ) -> (OpWork, bool) {
     let kind = kind_of(family);
     let dtype = if dtype_bytes > 0.0 { dtype_bytes } else { 4.0 };
@@ -69,6 +103,7 @@ fn kernel_work(
     work.kind = kind;
     work.ew = (kind == OpKind::Elementwise).then_some(EwFunc::Other);
     work.dtype_bytes = dtype;
+    work.tf32_allowed = tf32.allows(kind);
     if known {
         work.flops = flops.max(0.0);
         work.bytes = bytes.max(0.0);
@@ -88,14 +123,13 @@ fn kernel_work(
 
 /// Per window (in the order `build_dataset` reads them, filtered to
 /// `only_trace` like it), the change in ns of its central kernels' time.
-/// `target` is the GPU priced on (None: each trace's recorded one);
-/// `batch_scale[t]` the batch ratio of trace `t` of `data`.
+/// `batch_scale[t]` is the batch ratio of trace `t` of `data`.
 pub fn window_deltas(
     table: &FeatureTable,
     data: &Dataset,
     op_model: &OpModel,
     catalog: &Catalog,
-    target: Option<&GpuSpec>,
+    asked: Asked<'_>,
     batch_scale: &[f64],
     only_trace: Option<&str>,
 ) -> Result<(Vec<f64>, Vec<Coverage>), PredictError> {
@@ -155,7 +189,7 @@ pub fn window_deltas(
                         coverage[t].unmoved_ns += d;
                         continue;
                     }
-                    let (work, known) = kernel_work(f, flops[i], bytes[i], dtype[i], d, rec);
+                    let (work, known) = kernel_work(f, flops[i], bytes[i], dtype[i], d, rec, asked.tf32);
                     if known {
                         coverage[t].from_shapes_ns += d;
                     } else {
@@ -184,7 +218,7 @@ pub fn window_deltas(
         let rec = recorded[*t]
             .as_ref()
             .expect("items only for traces with a recorded spec");
-        let tgt = target.unwrap_or(rec);
+        let tgt = asked.gpu.unwrap_or(rec);
         pairs.push((*work, rec));
         pairs.push((*work, tgt));
         pairs.push((*priced, tgt));
@@ -197,7 +231,7 @@ pub fn window_deltas(
             .as_ref()
             .expect("items only for traces with a recorded spec");
         let (on_rec, on_tgt, scaled) = (times[3 * k], times[3 * k + 1], times[3 * k + 2]);
-        let tgt = target.unwrap_or(rec);
+        let tgt = asked.gpu.unwrap_or(rec);
         let gpu_ratio = physical_gpu_ratio(on_tgt / on_rec.max(1e-9), rec, tgt, work);
         let scale = priced.flops.max(priced.bytes) / work.flops.max(work.bytes).max(1e-30);
         let roof_share = (tgt.roofline_us(work) / on_tgt.max(1e-9)).clamp(0.0, 1.0);
@@ -259,6 +293,7 @@ mod tests {
             peak_fp32_flops: peak,
             peak_fp32_matrix_flops: None,
             peak_half_flops: None,
+            peak_tf32_flops: None,
             bandwidth: bw,
             sm_count: 80.0,
             l2_bytes: 6e6,
@@ -286,18 +321,30 @@ mod tests {
         assert_eq!(physical_batch_ratio(0.3, 0.5, 0.5), 0.5);
     }
 
+    /// PyTorch's defaults allow TF32 for convolutions only; the kernel's
+    /// work carries the switch to the op model.
+    #[test]
+    fn tf32_modes_follow_pytorchs_switches() {
+        let gpu = spec(1e13, 1e12);
+        let allowed = |tf32: Tf32, family: f64| kernel_work(family, 1e9, 1e6, 4.0, 1_000.0, &gpu, tf32).0.tf32_allowed;
+        // Families: 0 GEMM, 1 convolution, 3 element-wise.
+        assert!(allowed(Tf32::PyTorchDefault, 1.0) && !allowed(Tf32::PyTorchDefault, 0.0));
+        assert!(allowed(Tf32::On, 1.0) && allowed(Tf32::On, 0.0) && !allowed(Tf32::On, 3.0));
+        assert!(!allowed(Tf32::Off, 1.0) && !allowed(Tf32::Off, 0.0));
+    }
+
     #[test]
     fn inferred_work_takes_its_recorded_time_at_half_rate() {
         let gpu = spec(1e13, 1e12);
-        let (w, known) = kernel_work(0.0, f64::NAN, f64::NAN, 4.0, 1_000.0, &gpu);
+        let (w, known) = kernel_work(0.0, f64::NAN, f64::NAN, 4.0, 1_000.0, &gpu, Tf32::Off);
         assert!(!known);
         assert!((w.flops / 1e13 * 1e9 - 500.0).abs() < 1e-6);
-        let (m, _) = kernel_work(3.0, f64::NAN, f64::NAN, 4.0, 1_000.0, &gpu);
+        let (m, _) = kernel_work(3.0, f64::NAN, f64::NAN, 4.0, 1_000.0, &gpu, Tf32::Off);
         assert!((m.bytes / 1e12 * 1e9 - 500.0).abs() < 1e-6);
-        let (k, known) = kernel_work(0.0, 1e9, 1e6, 2.0, 1_000.0, &gpu);
+        let (k, known) = kernel_work(0.0, 1e9, 1e6, 2.0, 1_000.0, &gpu, Tf32::Off);
         assert!(known && k.flops == 1e9 && k.dtype_bytes == 2.0);
         // A copy: bytes and no FLOPs.
-        let (c, known) = kernel_work(7.0, f64::NAN, 4e6, 4.0, 1_000.0, &gpu);
+        let (c, known) = kernel_work(7.0, f64::NAN, 4e6, 4.0, 1_000.0, &gpu, Tf32::Off);
         assert!(known && c.bytes == 4e6 && c.flops == 0.0);
     }
 }

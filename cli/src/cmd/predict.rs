@@ -6,7 +6,7 @@ use anyhow::bail;
 use clap::Args;
 use tracecast_pipeline::{PredictInput, PredictJob, TraceFacts, predict};
 use tracecast_predict::scaling::{DEFAULT_GPUS_PER_NODE, DEFAULT_LATENCY_S, DEFAULT_NETWORK_GBS};
-use tracecast_predict::{ScalingOptions, StepBase};
+use tracecast_predict::{ScalingOptions, StepBase, Tf32};
 
 use crate::progress::Ui;
 
@@ -30,7 +30,9 @@ use crate::progress::Ui;
 /// proportion); idle gaps stay as recorded, and the host time fetching the
 /// batch (the profiler's `enumerate(DataLoader)` spans) follows the batch
 /// size. A note says how much kernel time was moved by operator shapes and
-/// how much by kernel family and recorded time alone.
+/// how much by kernel family and recorded time alone. Float32 convolutions
+/// run on TF32 tensor cores where the asked GPU has them, as PyTorch does
+/// by default (--tf32).
 ///   --gpu NAME        price the trace on another GPU (a hardware profile:
 ///                     fixtures/hardware, e.g. H100, a100-sxm4-40gb, "Tesla T4";
 ///                     or a spec-sheet file in NeuSight's device_configs
@@ -100,6 +102,12 @@ pub struct PredictArgs {
     /// Batch size per GPU to predict for [default: the recorded one].
     #[arg(long)]
     batch_size: Option<u32>,
+    /// Float32 convolutions and matrix products on TF32 tensor cores, where
+    /// a GPU has them (NVIDIA Ampere and later): `pytorch` follows
+    /// PyTorch's defaults (convolutions yes, matrix products no), `on` and
+    /// `off` set both. The recorded trace is taken to have run the same way.
+    #[arg(long, value_enum, default_value_t = Tf32Arg::Pytorch)]
+    tf32: Tf32Arg,
     /// The batch size per GPU the --trace was recorded with (instead of a labels file).
     #[arg(long, requires = "trace")]
     trace_batch_size: Option<u32>,
@@ -132,6 +140,13 @@ pub struct PredictArgs {
 enum BaseArg {
     Recorded,
     Model,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum Tf32Arg {
+    Pytorch,
+    On,
+    Off,
 }
 
 /// The all-reduce model's settings, shared by `predict` and `scaling`.
@@ -208,6 +223,11 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
         },
         gpu: args.gpu.as_deref(),
         batch_size: args.batch_size,
+        tf32: match args.tf32 {
+            Tf32Arg::Pytorch => Tf32::PyTorchDefault,
+            Tf32Arg::On => Tf32::On,
+            Tf32Arg::Off => Tf32::Off,
+        },
         scaling: ScalingOptions {
             gradient_bytes: args.gradient_bytes,
             ..args.network.scaling(args.gpus.clone())
