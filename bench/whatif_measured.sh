@@ -80,3 +80,11 @@ if [ -f "$V100" ]; then
 else
   echo "(../shared/traces missing: the V100 -> Hopper rows are skipped)"
 fi
+# The strict and the TF32 H100 profiles priced on an A100 in strict float32:
+# the TF32 one's recorded convolutions are slowed back by the same model.
+for prec in fp32 tf32; do
+  rm -rf "$WORK/a"
+  "$BIN" -q predict --trace "$H100/resnet50-b32-$prec.pt.trace.json.gz" --trace-batch-size 32 --gpu "A100 80GB" \
+    --tf32 off --out "$WORK/a" >/dev/null 2>&1
+  printf 'H100 b32 %s trace -> A100 80GB, strict float32: %.2f ms\n' $prec "$(iteration "$WORK/a")"
+done

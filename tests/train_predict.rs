@@ -755,3 +755,31 @@ fn tf32_defaults_speed_convolutions_only_on_gpus_with_tf32() {
     assert!(h100_default < h100_strict * 0.95, "H100: {h100_default} ms with TF32, {h100_strict} without");
     assert_eq!(price("V100", "pytorch"), price("V100", "off"));
 }
+
+/// `--tf32 auto` reads the recorded run's switches off its kernel names: the
+/// H100 profiles recorded in strict float32 and with TF32 (bench/measured)
+/// price on an A100 as `off` and as `on` respectively, and the two agree
+/// when both are asked in strict float32.
+#[test]
+fn tf32_auto_reads_the_recorded_runs_switches_from_its_kernels() {
+    let kineto = workspace_root().join("bench/measured/h100-sxm5/kineto");
+    let dir = tempfile::tempdir().unwrap();
+    let price = |precision: &str, tf32: &str| {
+        let out = dir.path().join(format!("{precision}-{tf32}"));
+        let trace = kineto.join(format!("resnet50-b32-{precision}.pt.trace.json.gz"));
+        run_ok(&[
+            "predict", "--trace", s(&trace), "--trace-batch-size", "32", "--gpu", "A100 80GB", "--tf32", tf32,
+            "--out", s(&out),
+        ]);
+        f(&csv_rows(&out.join("traces.csv"))[0], "iteration_ms")
+    };
+    let (strict_auto, strict_off, strict_on) = (price("fp32", "auto"), price("fp32", "off"), price("fp32", "on"));
+    assert_eq!(strict_auto, strict_off);
+    assert!(strict_on < strict_off * 0.8, "TF32 asked of a strict trace: {strict_on} ms vs {strict_off} ms");
+    let (tf32_auto, tf32_on, tf32_off) = (price("tf32", "auto"), price("tf32", "on"), price("tf32", "off"));
+    assert_eq!(tf32_auto, tf32_on);
+    assert!(
+        (tf32_off / strict_off - 1.0).abs() < 0.05,
+        "both profiles in strict float32 on the A100: {tf32_off} ms and {strict_off} ms"
+    );
+}

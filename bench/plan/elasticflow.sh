@@ -60,9 +60,8 @@ fi
 
 # ResNet-50 on the A100 as tracecast predicts it (global batch = per-GPU batch x GPUs).
 PRED=$OUT/predicted-resnet50
-# --gradient-bytes: ResNet-50 has 25,557,032 fp32 parameters. --tf32 off: the
-# trace was recorded in strict float32, and a what-if takes the recorded run's
-# switches to be the asked ones.
+# --gradient-bytes: ResNet-50 has 25,557,032 fp32 parameters. --tf32 off, as
+# the trace was recorded (what the default, auto, reads off its kernels too).
 "$T" -q predict --trace bench/measured/h100-sxm5/kineto/resnet50-b64-fp32.pt.trace.json.gz \
   --trace-batch-size 64 --trace-model resnet50 --gpu "NVIDIA A100 SXM4 40GB" --gpu-type A100 --tf32 off \
   --batch-size 64 --gpus 1,2,4,8,16,32,64 --gradient-bytes 102228128 --out "$PRED" > "$PRED.out"

@@ -9,6 +9,7 @@ mod labels;
 mod predict;
 mod runtime;
 mod sql;
+mod tf32_use;
 
 pub use error::PipelineError;
 pub use labels::{LabelsSummary, labels_from_manifests};

@@ -96,6 +96,9 @@ pub fn predict(job: &PredictJob<'_>) -> Result<PredictOutcome, PipelineError> {
         let out = scratch.path().join("features");
         featurize(lake, &out, spec, job.progress).map(|summary| (out, summary))
     };
+    // The lake a trace or lake input is featurized from, whose kernel names
+    // tell a what-if how the recorded run set PyTorch's TF32 switches.
+    let mut lake_read: Option<PathBuf> = None;
     let (features_dir, summary) = match &job.input {
         PredictInput::Features(dir) => (dir.clone(), FeatureSummary::default()),
         PredictInput::Trace(trace) => {
@@ -112,9 +115,17 @@ pub fn predict(job: &PredictJob<'_>) -> Result<PredictOutcome, PipelineError> {
                     reason: reason.clone(),
                 });
             }
+            lake_read = Some(lake.clone());
             featurize_into(&lake)?
         }
-        PredictInput::Lake(lake) => featurize_into(lake)?,
+        PredictInput::Lake(lake) => {
+            lake_read = Some(lake.clone());
+            featurize_into(lake)?
+        }
+    };
+    let used_tf32 = match &lake_read {
+        Some(lake) if what_if => Some(crate::tf32_use::used_tf32(lake)?),
+        _ => None,
     };
     let no_windows: Vec<String> = summary
         .skipped
@@ -154,6 +165,7 @@ pub fn predict(job: &PredictJob<'_>) -> Result<PredictOutcome, PipelineError> {
         gpu: gpu.as_ref(),
         batch_size: job.batch_size,
         tf32: job.tf32,
+        used_tf32: used_tf32.as_ref(),
         scaling: job.scaling.clone(),
         gpu_type: job.gpu_type.clone(),
     };

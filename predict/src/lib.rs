@@ -66,6 +66,9 @@ pub struct PredictRequest<'a> {
     pub batch_size: Option<u32>,
     /// Which float32 matrix work runs on TF32 tensor cores in a what-if.
     pub tf32: Tf32,
+    /// Per trace id, whether its kernels ran on TF32 tensor cores (read
+    /// from the lake); None where no lake was read.
+    pub used_tf32: Option<&'a HashMap<String, bool>>,
     pub scaling: ScalingOptions,
     /// GPU type name in the throughput tables [default: the profile's name].
     pub gpu_type: Option<String>,
@@ -228,6 +231,7 @@ fn price(req: &PredictRequest<'_>, scenario: Scenario<'_>) -> Result<(Dataset, S
             physical::Asked {
                 gpu: target.as_ref(),
                 tf32: req.tf32,
+                used_tf32: req.used_tf32,
             },
             &scales,
             scenario.only_trace,

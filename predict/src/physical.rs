@@ -4,6 +4,8 @@
 //! op model's ratio between the two configurations. Idle gaps stay as
 //! recorded; collectives do not move (the multi-GPU model prices them).
 
+use std::collections::HashMap;
+
 use arrow::array::{Array, AsArray};
 use tracecast_opmodel::{EwFunc, GpuSpec, OpKind, OpModel, OpWork, Timing};
 use tracecast_schemas::features::{
@@ -14,14 +16,17 @@ use tracecast_train::{Dataset, FeatureTable, column_f64};
 
 use crate::PredictError;
 
-/// Which float32 matrix work may run on TF32 tensor cores, on GPUs that
-/// have them (NVIDIA Ampere and later). The recorded trace is taken to have
-/// run under the same switches: on a GPU without TF32 they change nothing.
+/// Which float32 matrix work of the asked run may run on TF32 tensor
+/// cores, on GPUs that have them (NVIDIA Ampere and later).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Tf32 {
+    /// The recorded run's switches where it ran on a GPU with TF32 and its
+    /// kernels say which (TF32 kernels: on; none: off), else PyTorch's
+    /// defaults.
+    #[default]
+    Auto,
     /// PyTorch's defaults: convolutions yes (`cudnn.allow_tf32`), matrix
     /// products no (`cuda.matmul.allow_tf32`).
-    #[default]
     PyTorchDefault,
     /// Both switches on.
     On,
@@ -32,19 +37,38 @@ pub enum Tf32 {
 impl Tf32 {
     fn allows(self, kind: OpKind) -> bool {
         match self {
-            Tf32::PyTorchDefault => kind == OpKind::Conv,
+            Tf32::Auto | Tf32::PyTorchDefault => kind == OpKind::Conv,
             Tf32::On => matches!(kind, OpKind::Conv | OpKind::Gemm),
             Tf32::Off => false,
         }
     }
+
+    /// The switches of one trace's (recorded, asked) runs. The recorded
+    /// run's are read off its kernels (`used_tf32`) where it ran on a GPU
+    /// with TF32 and the lake says; otherwise they are taken to be the
+    /// asked ones.
+    fn per_trace(self, used_tf32: Option<bool>, recorded_has_tf32: bool) -> (Tf32, Tf32) {
+        let read = used_tf32
+            .filter(|_| recorded_has_tf32)
+            .map(|used| if used { Tf32::On } else { Tf32::Off });
+        let asked = match (self, read) {
+            (Tf32::Auto, Some(recorded)) => recorded,
+            (Tf32::Auto, None) => Tf32::PyTorchDefault,
+            (asked, _) => asked,
+        };
+        (read.unwrap_or(asked), asked)
+    }
 }
 
 /// What a what-if asks for: a GPU (None: each trace's recorded one) and
-/// the TF32 switches.
+/// the TF32 switches; and what the lake says of the recorded runs.
 #[derive(Clone, Copy)]
 pub struct Asked<'a> {
     pub gpu: Option<&'a GpuSpec>,
     pub tf32: Tf32,
+    /// Per trace id, whether its kernels ran on TF32 tensor cores; None
+    /// where no lake was read (a feature table given as input).
+    pub used_tf32: Option<&'a HashMap<String, bool>>,
 }
 
 /// How much of the recorded kernel time each way of pricing covered, ns.
@@ -148,8 +172,20 @@ pub fn window_deltas(
         path: table.dir.join("windows"),
         reason,
     };
-    // (window, kernel duration, work as recorded, work as priced, trace)
-    let mut items: Vec<(usize, f64, OpWork, OpWork, usize)> = Vec::new();
+    // Per trace: the TF32 switches of the recorded and the asked run.
+    let switches: Vec<(Tf32, Tf32)> = data
+        .traces
+        .iter()
+        .zip(&recorded)
+        .map(|(trace, spec)| {
+            let used = asked.used_tf32.and_then(|m| m.get(&trace.trace_id).copied());
+            let has_tf32 = spec.as_ref().is_some_and(|s| s.peak_tf32_flops.is_some());
+            asked.tf32.per_trace(used, has_tf32)
+        })
+        .collect();
+    // (window, kernel duration, work on the recorded GPU as recorded, on
+    // the asked GPU, the same batch-scaled, trace)
+    let mut items: Vec<(usize, f64, OpWork, OpWork, OpWork, usize)> = Vec::new();
     let mut coverage = vec![Coverage::default(); data.traces.len()];
     let mut window = 0usize;
     for batch in &table.windows {
@@ -189,7 +225,12 @@ pub fn window_deltas(
                         coverage[t].unmoved_ns += d;
                         continue;
                     }
-                    let (work, known) = kernel_work(f, flops[i], bytes[i], dtype[i], d, rec, asked.tf32);
+                    let (recorded_tf32, asked_tf32) = switches[t];
+                    let (work, known) = kernel_work(f, flops[i], bytes[i], dtype[i], d, rec, asked_tf32);
+                    let as_recorded = OpWork {
+                        tf32_allowed: recorded_tf32.allows(work.kind),
+                        ..work
+                    };
                     if known {
                         coverage[t].from_shapes_ns += d;
                     } else {
@@ -201,7 +242,7 @@ pub fn window_deltas(
                     } else {
                         work
                     };
-                    items.push((window, d, work, priced, t));
+                    items.push((window, d, as_recorded, work, priced, t));
                 }
             }
             window += 1;
@@ -211,28 +252,28 @@ pub fn window_deltas(
     if items.is_empty() {
         return Ok((deltas, coverage));
     }
-    // Per item: the work on the recorded GPU, the same work on the target,
-    // and the priced (batch-scaled) work on the target.
+    // Per item: the work on the recorded GPU as recorded, the same work on
+    // the target as asked, and the priced (batch-scaled) work on the target.
     let mut pairs = Vec::with_capacity(items.len() * 3);
-    for (_, _, work, priced, t) in &items {
+    for (_, _, as_recorded, work, priced, t) in &items {
         let rec = recorded[*t]
             .as_ref()
             .expect("items only for traces with a recorded spec");
         let tgt = asked.gpu.unwrap_or(rec);
-        pairs.push((*work, rec));
+        pairs.push((*as_recorded, rec));
         pairs.push((*work, tgt));
         pairs.push((*priced, tgt));
     }
     let times = op_model
         .predict_us(&pairs, Timing::Workload)
         .map_err(|e| bad(e.to_string()))?;
-    for (k, (w, dur, work, priced, t)) in items.iter().enumerate() {
+    for (k, (w, dur, as_recorded, work, priced, t)) in items.iter().enumerate() {
         let rec = recorded[*t]
             .as_ref()
             .expect("items only for traces with a recorded spec");
         let (on_rec, on_tgt, scaled) = (times[3 * k], times[3 * k + 1], times[3 * k + 2]);
         let tgt = asked.gpu.unwrap_or(rec);
-        let gpu_ratio = physical_gpu_ratio(on_tgt / on_rec.max(1e-9), rec, tgt, work);
+        let gpu_ratio = physical_gpu_ratio(on_tgt / on_rec.max(1e-9), (rec, as_recorded), (tgt, work));
         let scale = priced.flops.max(priced.bytes) / work.flops.max(work.bytes).max(1e-30);
         let roof_share = (tgt.roofline_us(work) / on_tgt.max(1e-9)).clamp(0.0, 1.0);
         let batch_ratio = physical_batch_ratio(scaled / on_tgt.max(1e-9), scale, roof_share);
@@ -243,12 +284,14 @@ pub fn window_deltas(
 
 /// The op model's GPU ratio for one kernel, held to what the spec sheets
 /// allow: a GPU at least as fast in every figure the work depends on (peak
-/// rate for its dtype, bandwidth, SMs where both sheets give them) never
-/// makes it slower, and one at most as fast never makes it faster.
-fn physical_gpu_ratio(ratio: f64, recorded: &GpuSpec, target: &GpuSpec, work: &OpWork) -> f64 {
+/// rate for its dtype and TF32 switches, bandwidth, SMs where both sheets
+/// give them) never makes it slower, and one at most as fast never makes
+/// it faster. Each side is (GPU, the work as it runs there).
+fn physical_gpu_ratio(ratio: f64, recorded: (&GpuSpec, &OpWork), target: (&GpuSpec, &OpWork)) -> f64 {
+    let ((recorded, recorded_work), (target, work)) = (recorded, target);
     let sms = |g: &GpuSpec| g.sm_count.is_finite().then_some(g.sm_count);
     let figures = [
-        (target.peak_for(work), recorded.peak_for(work)),
+        (target.peak_for(work), recorded.peak_for(recorded_work)),
         (target.bandwidth, recorded.bandwidth),
     ]
     .into_iter()
@@ -305,12 +348,12 @@ mod tests {
         let work = OpWork::linear(8.0, 512.0, 1024.0, 1024.0);
         let (old, new) = (spec(1e13, 1e12), spec(2e13, 2e12));
         // A GPU faster in every figure is never slower, and the reverse.
-        assert_eq!(physical_gpu_ratio(1.2, &old, &new, &work), 1.0);
-        assert_eq!(physical_gpu_ratio(0.6, &old, &new, &work), 0.6);
-        assert_eq!(physical_gpu_ratio(0.8, &new, &old, &work), 1.0);
+        assert_eq!(physical_gpu_ratio(1.2, (&old, &work), (&new, &work)), 1.0);
+        assert_eq!(physical_gpu_ratio(0.6, (&old, &work), (&new, &work)), 0.6);
+        assert_eq!(physical_gpu_ratio(0.8, (&new, &work), (&old, &work)), 1.0);
         // Mixed figures: the model decides.
         let mixed = spec(2e13, 5e11);
-        assert_eq!(physical_gpu_ratio(1.3, &old, &mixed, &work), 1.3);
+        assert_eq!(physical_gpu_ratio(1.3, (&old, &work), (&mixed, &work)), 1.3);
         // Twice the work: at least the added roofline time, at most twice the time.
         assert_eq!(physical_batch_ratio(0.97, 2.0, 0.0), 1.0);
         assert_eq!(physical_batch_ratio(0.97, 2.0, 0.25), 1.25);
@@ -331,6 +374,20 @@ mod tests {
         assert!(allowed(Tf32::PyTorchDefault, 1.0) && !allowed(Tf32::PyTorchDefault, 0.0));
         assert!(allowed(Tf32::On, 1.0) && allowed(Tf32::On, 0.0) && !allowed(Tf32::On, 3.0));
         assert!(!allowed(Tf32::Off, 1.0) && !allowed(Tf32::Off, 0.0));
+    }
+
+    /// `auto` asks for what the recorded run did where its GPU had TF32 and
+    /// its kernels say; an explicit choice sets the asked run only.
+    #[test]
+    fn tf32_auto_keeps_the_recorded_runs_switches() {
+        use Tf32::*;
+        assert_eq!(Auto.per_trace(Some(false), true), (Off, Off));
+        assert_eq!(Auto.per_trace(Some(true), true), (On, On));
+        assert_eq!(Auto.per_trace(Some(false), false), (PyTorchDefault, PyTorchDefault));
+        assert_eq!(Auto.per_trace(None, true), (PyTorchDefault, PyTorchDefault));
+        assert_eq!(PyTorchDefault.per_trace(Some(false), true), (Off, PyTorchDefault));
+        assert_eq!(Off.per_trace(Some(true), true), (On, Off));
+        assert_eq!(On.per_trace(None, true), (On, On));
     }
 
     #[test]

@@ -32,7 +32,8 @@ use crate::progress::Ui;
 /// size. A note says how much kernel time was moved by operator shapes and
 /// how much by kernel family and recorded time alone. Float32 convolutions
 /// run on TF32 tensor cores where the asked GPU has them, as PyTorch does
-/// by default (--tf32).
+/// by default, unless the trace ran in strict float32 on a GPU that had
+/// them (--tf32).
 ///   --gpu NAME        price the trace on another GPU (a hardware profile:
 ///                     fixtures/hardware, e.g. H100, a100-sxm4-40gb, "Tesla T4";
 ///                     or a spec-sheet file in NeuSight's device_configs
@@ -103,10 +104,12 @@ pub struct PredictArgs {
     #[arg(long)]
     batch_size: Option<u32>,
     /// Float32 convolutions and matrix products on TF32 tensor cores, where
-    /// a GPU has them (NVIDIA Ampere and later): `pytorch` follows
-    /// PyTorch's defaults (convolutions yes, matrix products no), `on` and
-    /// `off` set both. The recorded trace is taken to have run the same way.
-    #[arg(long, value_enum, default_value_t = Tf32Arg::Pytorch)]
+    /// a GPU has them (NVIDIA Ampere and later), in the asked run: `auto`
+    /// keeps the recorded run's switches where it ran on such a GPU (its
+    /// kernel names say which), else PyTorch's defaults; `pytorch` is
+    /// PyTorch's defaults (convolutions yes, matrix products no); `on` and
+    /// `off` set both.
+    #[arg(long, value_enum, default_value_t = Tf32Arg::Auto)]
     tf32: Tf32Arg,
     /// The batch size per GPU the --trace was recorded with (instead of a labels file).
     #[arg(long, requires = "trace")]
@@ -144,6 +147,7 @@ enum BaseArg {
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Tf32Arg {
+    Auto,
     Pytorch,
     On,
     Off,
@@ -224,6 +228,7 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
         gpu: args.gpu.as_deref(),
         batch_size: args.batch_size,
         tf32: match args.tf32 {
+            Tf32Arg::Auto => Tf32::Auto,
             Tf32Arg::Pytorch => Tf32::PyTorchDefault,
             Tf32Arg::On => Tf32::On,
             Tf32Arg::Off => Tf32::Off,
