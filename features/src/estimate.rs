@@ -299,16 +299,6 @@ fn attention(inputs: &Inputs<'_>, backward: bool) -> Option<(f64, f64)> {
     })
 }
 
-/// A stable 31-bit code for a name (FNV-1a), the same in every run and trace.
-pub fn stable_code(name: &str) -> i32 {
-    let mut hash: u32 = 0x811c_9dc5;
-    for byte in name.bytes() {
-        hash ^= u32::from(byte);
-        hash = hash.wrapping_mul(0x0100_0193);
-    }
-    (hash & 0x7fff_ffff) as i32
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -414,10 +404,4 @@ mod tests {
         assert_eq!(est("aten::maximum", &[&[10]], &["float"]).1, 80.0);
     }
 
-    #[test]
-    fn codes_are_stable() {
-        assert_eq!(stable_code("aten::addmm"), stable_code("aten::addmm"));
-        assert_ne!(stable_code("aten::addmm"), stable_code("aten::mm"));
-        assert!(stable_code("x") >= 0);
-    }
 }

@@ -9,8 +9,9 @@ use datafusion::error::Result;
 use datafusion::logical_expr::{ColumnarValue, ScalarUDF, Volatility, create_udf};
 use datafusion::prelude::SessionContext;
 use tracecast_schemas::ColType;
+use tracecast_schemas::features::stable_code;
 
-use crate::estimate::{Inputs, estimate, stable_code};
+use crate::estimate::{Inputs, estimate};
 
 /// Registers every function on the session.
 pub fn register(ctx: &SessionContext) {

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use arrow::array::{Array, AsArray};
 use tracecast_opmodel::{EwFunc, GpuSpec, OpKind, OpModel, OpWork, Timing};
 use tracecast_schemas::features::{
-    COMMUNICATION_FAMILY, OPTIMIZER_FAMILY, OPTIMIZER_PHASE, central_positions, position_column,
+    COMMUNICATION_FAMILY, OPTIMIZER_FAMILY, OPTIMIZER_PHASE, central_positions, position_column, stable_code,
 };
 use tracecast_schemas::hardware::Catalog;
 use tracecast_train::{Dataset, FeatureTable, column_f64};
@@ -34,11 +34,31 @@ pub enum Tf32 {
     Off,
 }
 
+/// Operators whose kernels cuDNN runs, so that `cudnn.allow_tf32` governs
+/// all of them, the GEMM-named ones (a weight gradient run as a CUTLASS or
+/// cuBLAS-style GEMM) included.
+const CUDNN_CONVOLUTIONS: [&str; 11] = [
+    "aten::cudnn_convolution",
+    "aten::cudnn_convolution_transpose",
+    "aten::convolution_backward",
+    "aten::cudnn_convolution_backward",
+    "aten::cudnn_convolution_backward_input",
+    "aten::cudnn_convolution_backward_weight",
+    "aten::cudnn_convolution_transpose_backward",
+    "aten::_convolution",
+    "aten::convolution",
+    "aten::conv2d",
+    "aten::conv1d",
+];
+
 impl Tf32 {
-    fn allows(self, kind: OpKind) -> bool {
+    /// Whether kernels of `kind` run on TF32 under these switches;
+    /// `convolution` says the launching operator is a cuDNN convolution.
+    fn allows(self, kind: OpKind, convolution: bool) -> bool {
+        let matrix = matches!(kind, OpKind::Conv | OpKind::Gemm);
         match self {
-            Tf32::Auto | Tf32::PyTorchDefault => kind == OpKind::Conv,
-            Tf32::On => matches!(kind, OpKind::Conv | OpKind::Gemm),
+            Tf32::Auto | Tf32::PyTorchDefault => kind == OpKind::Conv || (matrix && convolution),
+            Tf32::On => matrix,
             Tf32::Off => false,
         }
     }
@@ -113,7 +133,6 @@ fn kernel_work(
     dtype_bytes: f64,
     dur_ns: f64,
     recorded: &GpuSpec,
-    tf32: Tf32,
 ) -> (OpWork, bool) {
     let kind = kind_of(family);
     let dtype = if dtype_bytes > 0.0 { dtype_bytes } else { 4.0 };
@@ -127,7 +146,6 @@ fn kernel_work(
     work.kind = kind;
     work.ew = (kind == OpKind::Elementwise).then_some(EwFunc::Other);
     work.dtype_bytes = dtype;
-    work.tf32_allowed = tf32.allows(kind);
     if known {
         work.flops = flops.max(0.0);
         work.bytes = bytes.max(0.0);
@@ -172,6 +190,7 @@ pub fn window_deltas(
         path: table.dir.join("windows"),
         reason,
     };
+    let convolution_codes: Vec<i32> = CUDNN_CONVOLUTIONS.iter().map(|n| stable_code(n)).collect();
     // Per trace: the TF32 switches of the recorded and the asked run.
     let switches: Vec<(Tf32, Tf32)> = data
         .traces
@@ -200,6 +219,7 @@ pub fn window_deltas(
         let mut cols = Vec::new();
         for p in central.clone() {
             cols.push((
+                col(p, "op_code")?,
                 col(p, "family")?,
                 col(p, "phase")?,
                 col(p, "flops")?,
@@ -216,7 +236,7 @@ pub fn window_deltas(
                 .trace_index(ids.value(i))
                 .ok_or_else(|| bad(format!("trace {} has windows but no steps row", ids.value(i))))?;
             if let Some(rec) = &recorded[t] {
-                for (family, phase, flops, bytes, dtype, dur) in &cols {
+                for (op_code, family, phase, flops, bytes, dtype, dur) in &cols {
                     let (f, d) = (family[i], dur[i]);
                     if f.is_nan() || d.is_nan() || d <= 0.0 {
                         continue;
@@ -226,9 +246,11 @@ pub fn window_deltas(
                         continue;
                     }
                     let (recorded_tf32, asked_tf32) = switches[t];
-                    let (work, known) = kernel_work(f, flops[i], bytes[i], dtype[i], d, rec, asked_tf32);
+                    let convolution = convolution_codes.contains(&(op_code[i] as i32));
+                    let (mut work, known) = kernel_work(f, flops[i], bytes[i], dtype[i], d, rec);
+                    work.tf32_allowed = asked_tf32.allows(work.kind, convolution);
                     let as_recorded = OpWork {
-                        tf32_allowed: recorded_tf32.allows(work.kind),
+                        tf32_allowed: recorded_tf32.allows(work.kind, convolution),
                         ..work
                     };
                     if known {
@@ -364,16 +386,18 @@ mod tests {
         assert_eq!(physical_batch_ratio(0.3, 0.5, 0.5), 0.5);
     }
 
-    /// PyTorch's defaults allow TF32 for convolutions only; the kernel's
-    /// work carries the switch to the op model.
+    /// PyTorch's defaults allow TF32 for convolutions, GEMM-named kernels
+    /// that cuDNN runs for one included, and not for matrix products.
     #[test]
     fn tf32_modes_follow_pytorchs_switches() {
-        let gpu = spec(1e13, 1e12);
-        let allowed = |tf32: Tf32, family: f64| kernel_work(family, 1e9, 1e6, 4.0, 1_000.0, &gpu, tf32).0.tf32_allowed;
-        // Families: 0 GEMM, 1 convolution, 3 element-wise.
-        assert!(allowed(Tf32::PyTorchDefault, 1.0) && !allowed(Tf32::PyTorchDefault, 0.0));
-        assert!(allowed(Tf32::On, 1.0) && allowed(Tf32::On, 0.0) && !allowed(Tf32::On, 3.0));
-        assert!(!allowed(Tf32::Off, 1.0) && !allowed(Tf32::Off, 0.0));
+        let (conv, gemm, ew) = (OpKind::Conv, OpKind::Gemm, OpKind::Elementwise);
+        let default = Tf32::PyTorchDefault;
+        assert!(default.allows(conv, true) && default.allows(gemm, true) && !default.allows(gemm, false));
+        assert!(Tf32::Auto.allows(conv, false) && !Tf32::Auto.allows(ew, true));
+        assert!(Tf32::On.allows(conv, false) && Tf32::On.allows(gemm, false) && !Tf32::On.allows(ew, false));
+        assert!(!Tf32::Off.allows(conv, true) && !Tf32::Off.allows(gemm, true));
+        let weight_gradient = stable_code("aten::convolution_backward");
+        assert!(CUDNN_CONVOLUTIONS.iter().any(|n| stable_code(n) == weight_gradient));
     }
 
     /// `auto` asks for what the recorded run did where its GPU had TF32 and
@@ -393,15 +417,15 @@ mod tests {
     #[test]
     fn inferred_work_takes_its_recorded_time_at_half_rate() {
         let gpu = spec(1e13, 1e12);
-        let (w, known) = kernel_work(0.0, f64::NAN, f64::NAN, 4.0, 1_000.0, &gpu, Tf32::Off);
+        let (w, known) = kernel_work(0.0, f64::NAN, f64::NAN, 4.0, 1_000.0, &gpu);
         assert!(!known);
         assert!((w.flops / 1e13 * 1e9 - 500.0).abs() < 1e-6);
-        let (m, _) = kernel_work(3.0, f64::NAN, f64::NAN, 4.0, 1_000.0, &gpu, Tf32::Off);
+        let (m, _) = kernel_work(3.0, f64::NAN, f64::NAN, 4.0, 1_000.0, &gpu);
         assert!((m.bytes / 1e12 * 1e9 - 500.0).abs() < 1e-6);
-        let (k, known) = kernel_work(0.0, 1e9, 1e6, 2.0, 1_000.0, &gpu, Tf32::Off);
+        let (k, known) = kernel_work(0.0, 1e9, 1e6, 2.0, 1_000.0, &gpu);
         assert!(known && k.flops == 1e9 && k.dtype_bytes == 2.0);
         // A copy: bytes and no FLOPs.
-        let (c, known) = kernel_work(7.0, f64::NAN, 4e6, 4.0, 1_000.0, &gpu, Tf32::Off);
+        let (c, known) = kernel_work(7.0, f64::NAN, 4e6, 4.0, 1_000.0, &gpu);
         assert!(known && c.bytes == 4e6 && c.flops == 0.0);
     }
 }

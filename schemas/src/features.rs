@@ -462,6 +462,17 @@ pub const FEATURE_POSITIONS: TableDef = TableDef {
 
 pub const TABLES: [&TableDef; 3] = [&FEATURE_STEPS, &FEATURE_WINDOWS, &FEATURE_POSITIONS];
 
+/// The `op_code` of an operator name: a stable 31-bit code (FNV-1a), the
+/// same in every run and trace.
+pub fn stable_code(name: &str) -> i32 {
+    let mut hash: u32 = 0x811c_9dc5;
+    for byte in name.bytes() {
+        hash ^= u32::from(byte);
+        hash = hash.wrapping_mul(0x0100_0193);
+    }
+    (hash & 0x7fff_ffff) as i32
+}
+
 /// Name of the per-position column `name` at position `p`.
 pub fn position_column(p: usize, name: &str) -> String {
     format!("p{p:02}_{name}")
@@ -503,6 +514,14 @@ pub fn window_schema(w: usize) -> SchemaRef {
 mod tests {
     use super::*;
     use crate::column::Role;
+
+    #[test]
+    fn op_codes_are_stable() {
+        // Lakes and feature tables written before keep their meaning.
+        assert_eq!(stable_code("aten::addmm"), 460605484);
+        assert_ne!(stable_code("aten::addmm"), stable_code("aten::mm"));
+        assert!(stable_code("x") >= 0);
+    }
 
     #[test]
     fn window_schema_has_every_position() {
