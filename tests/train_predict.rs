@@ -712,7 +712,16 @@ fn newer_gpus_price_the_shared_resnet50_trace_faster() {
     let trace = traces
         .join("pytorch__kineto/tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz");
     let dir = tempfile::tempdir().unwrap();
-    let gpus = ["T4", "L4", "V100", "RTX A6000", "A100 SXM4 80GB", "H100", "H200", "B200"];
+    let gpus = [
+        "T4",
+        "L4",
+        "V100",
+        "RTX A6000",
+        "A100 SXM4 80GB",
+        "H100",
+        "H200",
+        "B200",
+    ];
     let times: Vec<f64> = gpus
         .iter()
         .enumerate()
@@ -748,11 +757,24 @@ fn tf32_defaults_speed_convolutions_only_on_gpus_with_tf32() {
     let dir = tempfile::tempdir().unwrap();
     let price = |gpu: &str, tf32: &str| {
         let out = dir.path().join(format!("{gpu}-{tf32}"));
-        run_ok(&["predict", "--trace", s(&trace), "--gpu", gpu, "--tf32", tf32, "--out", s(&out)]);
+        run_ok(&[
+            "predict",
+            "--trace",
+            s(&trace),
+            "--gpu",
+            gpu,
+            "--tf32",
+            tf32,
+            "--out",
+            s(&out),
+        ]);
         f(&csv_rows(&out.join("traces.csv"))[0], "iteration_ms")
     };
     let (h100_default, h100_strict) = (price("H100", "pytorch"), price("H100", "off"));
-    assert!(h100_default < h100_strict * 0.95, "H100: {h100_default} ms with TF32, {h100_strict} without");
+    assert!(
+        h100_default < h100_strict * 0.95,
+        "H100: {h100_default} ms with TF32, {h100_strict} without"
+    );
     assert_eq!(price("V100", "pytorch"), price("V100", "off"));
 }
 
@@ -768,14 +790,43 @@ fn tf32_auto_reads_the_recorded_runs_switches_from_its_kernels() {
         let out = dir.path().join(format!("{precision}-{tf32}"));
         let trace = kineto.join(format!("resnet50-b32-{precision}.pt.trace.json.gz"));
         run_ok(&[
-            "predict", "--trace", s(&trace), "--trace-batch-size", "32", "--gpu", "A100 80GB", "--tf32", tf32,
-            "--out", s(&out),
+            "predict",
+            "--trace",
+            s(&trace),
+            "--trace-batch-size",
+            "32",
+            "--gpu",
+            "A100 80GB",
+            "--tf32",
+            tf32,
+            "--out",
+            s(&out),
         ]);
         f(&csv_rows(&out.join("traces.csv"))[0], "iteration_ms")
     };
     let (strict_auto, strict_off, strict_on) = (price("fp32", "auto"), price("fp32", "off"), price("fp32", "on"));
     assert_eq!(strict_auto, strict_off);
-    assert!(strict_on < strict_off * 0.8, "TF32 asked of a strict trace: {strict_on} ms vs {strict_off} ms");
+    assert!(
+        strict_on < strict_off * 0.8,
+        "TF32 asked of a strict trace: {strict_on} ms vs {strict_off} ms"
+    );
+    // The note says which switches it read and priced with.
+    let run = tracecast(&[
+        "predict",
+        "--trace",
+        s(&kineto.join("resnet50-b32-tf32.pt.trace.json.gz")),
+        "--trace-batch-size",
+        "32",
+        "--gpu",
+        "A100 80GB",
+        "--out",
+        s(&dir.path().join("noted")),
+    ]);
+    let (stdout, stderr) = text(&run);
+    assert!(
+        format!("{stdout}{stderr}").contains("TF32 as recorded: on, as priced: on"),
+        "{stdout}\n{stderr}"
+    );
     let (tf32_auto, tf32_on, tf32_off) = (price("tf32", "auto"), price("tf32", "on"), price("tf32", "off"));
     assert_eq!(tf32_auto, tf32_on);
     assert!(

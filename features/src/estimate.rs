@@ -403,5 +403,4 @@ mod tests {
         assert_eq!(est("aten::sum.dim_IntList", &[&[10]], &["float"]).1, 40.0);
         assert_eq!(est("aten::maximum", &[&[10]], &["float"]).1, 80.0);
     }
-
 }

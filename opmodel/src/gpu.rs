@@ -165,18 +165,33 @@ mod tests {
     fn tf32_applies_to_allowed_float32_matrix_work_on_nvidia_tensor_cores() {
         let h100 = spec_of("H100");
         assert_eq!(h100.peak_tf32_flops, Some(494.7e12));
-        assert!(spec_of("MI300X").peak_tf32_flops.is_none(), "an AMD profile's TF32 figure is not PyTorch's path");
+        assert!(
+            spec_of("MI300X").peak_tf32_flops.is_none(),
+            "an AMD profile's TF32 figure is not PyTorch's path"
+        );
         assert!(spec_of("T4").peak_tf32_flops.is_none());
 
-        let conv = OpWork { kind: OpKind::Conv, ..OpWork::linear(8.0, 512.0, 512.0, 512.0) };
-        let allowed = OpWork { tf32_allowed: true, ..conv };
+        let conv = OpWork {
+            kind: OpKind::Conv,
+            ..OpWork::linear(8.0, 512.0, 512.0, 512.0)
+        };
+        let allowed = OpWork {
+            tf32_allowed: true,
+            ..conv
+        };
         assert_eq!(h100.tf32_peak_for(&conv), None);
         assert_eq!(h100.tf32_peak_for(&allowed), Some(494.7e12));
         assert_eq!(h100.peak_for(&allowed), 494.7e12);
         assert_eq!(h100.peak_for(&conv), h100.peak_fp32_flops);
-        let half = OpWork { dtype_bytes: 2.0, ..allowed };
+        let half = OpWork {
+            dtype_bytes: 2.0,
+            ..allowed
+        };
         assert_eq!(h100.tf32_peak_for(&half), None);
-        let elementwise = OpWork { tf32_allowed: true, ..OpWork::elementwise(EwFunc::Gelu, 1e6, 1.0) };
+        let elementwise = OpWork {
+            tf32_allowed: true,
+            ..OpWork::elementwise(EwFunc::Gelu, 1e6, 1.0)
+        };
         assert_eq!(h100.tf32_peak_for(&elementwise), None);
     }
 }

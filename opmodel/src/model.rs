@@ -278,7 +278,15 @@ impl OpModel {
     pub fn predict_us(&self, pairs: &[(OpWork, &GpuSpec)], timing: Timing) -> Result<Vec<f64>, OpModelError> {
         let as_f32: Vec<(OpWork, &GpuSpec)> = pairs
             .iter()
-            .map(|(work, gpu)| (OpWork { tf32_allowed: false, ..*work }, *gpu))
+            .map(|(work, gpu)| {
+                (
+                    OpWork {
+                        tf32_allowed: false,
+                        ..*work
+                    },
+                    *gpu,
+                )
+            })
             .collect();
         let mut priced = vec![0.0; pairs.len()];
         priced
@@ -623,16 +631,26 @@ mod tests {
         let speedup = 4f64.powf(TF32_REALISED_EXPONENT);
         for i in [10.0, 60.0, 110.0] {
             let f32_work = OpWork::linear(1.0, 16.0 * i, 16.0 * i, 16.0 * i);
-            let tf32_work = OpWork { tf32_allowed: true, ..f32_work };
+            let tf32_work = OpWork {
+                tf32_allowed: true,
+                ..f32_work
+            };
             let t = model
-                .predict_us(&[(f32_work, &tensor), (tf32_work, &tensor), (tf32_work, &gpus[1])], Timing::Workload)
+                .predict_us(
+                    &[(f32_work, &tensor), (tf32_work, &tensor), (tf32_work, &gpus[1])],
+                    Timing::Workload,
+                )
                 .unwrap();
             let expected = (t[0] / speedup).max(tensor.roofline_us(&tf32_work));
             assert!((t[1] - expected).abs() <= 1e-9 * expected, "{} vs {expected}", t[1]);
             assert!(t[1] < t[0], "TF32 {} not faster than float32 {}", t[1], t[0]);
             assert_eq!(t[2], t[0], "no TF32 on the trained GPU: priced as float32");
         }
-        assert_eq!(tf32_speedup(0.5), 1.0, "tensor cores slower than the FP32 path gain nothing");
+        assert_eq!(
+            tf32_speedup(0.5),
+            1.0,
+            "tensor cores slower than the FP32 path gain nothing"
+        );
     }
 
     /// A GEMM that is memory-bound only because a new GPU's ridge point is

@@ -562,8 +562,15 @@ fn coverage_notes(data: &Dataset, coverage: &[Coverage]) -> Vec<String> {
                 );
             }
             let pct = |v: f64| 100.0 * v / total;
+            let tf32 = c.tf32.map_or(String::new(), |(recorded, asked)| {
+                format!(
+                    "; TF32 as recorded: {}, as priced: {} (--tf32)",
+                    recorded.describe(),
+                    asked.describe()
+                )
+            });
             format!(
-                "trace {}: the what-if moved {:.0}% of its kernel time by operator shapes, {:.0}% by kernel family and recorded time (no shapes in the trace), and left {:.0}% (collectives) as recorded",
+                "trace {}: the what-if moved {:.0}% of its kernel time by operator shapes, {:.0}% by kernel family and recorded time (no shapes in the trace), and left {:.0}% (collectives) as recorded{tf32}",
                 info.trace_id,
                 pct(c.from_shapes_ns),
                 pct(c.inferred_ns),

@@ -52,6 +52,16 @@ const CUDNN_CONVOLUTIONS: [&str; 11] = [
 ];
 
 impl Tf32 {
+    /// How a note names these switches.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Tf32::Auto => "as recorded",
+            Tf32::PyTorchDefault => "PyTorch's defaults (convolutions on TF32)",
+            Tf32::On => "on",
+            Tf32::Off => "off (strict float32)",
+        }
+    }
+
     /// Whether kernels of `kind` run on TF32 under these switches;
     /// `convolution` says the launching operator is a cuDNN convolution.
     fn allows(self, kind: OpKind, convolution: bool) -> bool {
@@ -100,6 +110,9 @@ pub struct Coverage {
     pub inferred_ns: f64,
     /// Collectives: not moved.
     pub unmoved_ns: f64,
+    /// The TF32 switches of the recorded and the asked run, where either
+    /// GPU has TF32 (so that they count).
+    pub tf32: Option<(Tf32, Tf32)>,
 }
 
 impl Coverage {
@@ -206,6 +219,11 @@ pub fn window_deltas(
     // the asked GPU, the same batch-scaled, trace)
     let mut items: Vec<(usize, f64, OpWork, OpWork, OpWork, usize)> = Vec::new();
     let mut coverage = vec![Coverage::default(); data.traces.len()];
+    let target_has_tf32 = asked.gpu.is_some_and(|g| g.peak_tf32_flops.is_some());
+    for ((c, spec), s) in coverage.iter_mut().zip(&recorded).zip(&switches) {
+        let recorded_has_tf32 = spec.as_ref().is_some_and(|g| g.peak_tf32_flops.is_some());
+        c.tf32 = (recorded_has_tf32 || target_has_tf32).then_some(*s);
+    }
     let mut window = 0usize;
     for batch in &table.windows {
         let ids = batch
