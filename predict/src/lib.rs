@@ -10,6 +10,7 @@ mod output;
 mod physical;
 pub mod scaling;
 pub mod scaling_check;
+mod tf32;
 mod transformer;
 
 use std::collections::{BTreeMap, HashMap};
@@ -21,8 +22,9 @@ use tracecast_train::{Dataset, FeatureTable, Labels, Model, Scenario, StepRow, b
 pub use error::PredictError;
 pub use gradients::GradientSource;
 pub use output::{priced_csv, write_outputs, write_price_outputs, write_throughput};
-pub use physical::{Coverage, Tf32};
+pub use physical::Coverage;
 use scaling::Interconnect;
+pub use tf32::Tf32;
 pub use transformer::{TransformerJob, TransformerPrediction, TransformerRow, price_transformer};
 
 /// Multi-GPU options (see [`scaling`]).

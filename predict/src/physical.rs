@@ -9,86 +9,13 @@ use std::collections::HashMap;
 use arrow::array::{Array, AsArray};
 use tracecast_opmodel::{EwFunc, GpuSpec, OpKind, OpModel, OpWork, Timing};
 use tracecast_schemas::features::{
-    COMMUNICATION_FAMILY, OPTIMIZER_FAMILY, OPTIMIZER_PHASE, central_positions, position_column, stable_code,
+    COMMUNICATION_FAMILY, OPTIMIZER_FAMILY, OPTIMIZER_PHASE, central_positions, position_column,
 };
 use tracecast_schemas::hardware::Catalog;
 use tracecast_train::{Dataset, FeatureTable, column_f64};
 
 use crate::PredictError;
-
-/// Which float32 matrix work of the asked run may run on TF32 tensor
-/// cores, on GPUs that have them (NVIDIA Ampere and later).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Tf32 {
-    /// The recorded run's switches where it ran on a GPU with TF32 and its
-    /// kernels say which (TF32 kernels: on; none: off), else PyTorch's
-    /// defaults.
-    #[default]
-    Auto,
-    /// PyTorch's defaults: convolutions yes (`cudnn.allow_tf32`), matrix
-    /// products no (`cuda.matmul.allow_tf32`).
-    PyTorchDefault,
-    /// Both switches on.
-    On,
-    /// Strict float32 everywhere.
-    Off,
-}
-
-/// Operators whose kernels cuDNN runs, so that `cudnn.allow_tf32` governs
-/// all of them, the GEMM-named ones (a weight gradient run as a CUTLASS or
-/// cuBLAS-style GEMM) included.
-const CUDNN_CONVOLUTIONS: [&str; 11] = [
-    "aten::cudnn_convolution",
-    "aten::cudnn_convolution_transpose",
-    "aten::convolution_backward",
-    "aten::cudnn_convolution_backward",
-    "aten::cudnn_convolution_backward_input",
-    "aten::cudnn_convolution_backward_weight",
-    "aten::cudnn_convolution_transpose_backward",
-    "aten::_convolution",
-    "aten::convolution",
-    "aten::conv2d",
-    "aten::conv1d",
-];
-
-impl Tf32 {
-    /// How a note names these switches.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Tf32::Auto => "as recorded",
-            Tf32::PyTorchDefault => "PyTorch's defaults (convolutions on TF32)",
-            Tf32::On => "on",
-            Tf32::Off => "off (strict float32)",
-        }
-    }
-
-    /// Whether kernels of `kind` run on TF32 under these switches;
-    /// `convolution` says the launching operator is a cuDNN convolution.
-    fn allows(self, kind: OpKind, convolution: bool) -> bool {
-        let matrix = matches!(kind, OpKind::Conv | OpKind::Gemm);
-        match self {
-            Tf32::Auto | Tf32::PyTorchDefault => kind == OpKind::Conv || (matrix && convolution),
-            Tf32::On => matrix,
-            Tf32::Off => false,
-        }
-    }
-
-    /// The switches of one trace's (recorded, asked) runs. The recorded
-    /// run's are read off its kernels (`used_tf32`) where it ran on a GPU
-    /// with TF32 and the lake says; otherwise they are taken to be the
-    /// asked ones.
-    fn per_trace(self, used_tf32: Option<bool>, recorded_has_tf32: bool) -> (Tf32, Tf32) {
-        let read = used_tf32
-            .filter(|_| recorded_has_tf32)
-            .map(|used| if used { Tf32::On } else { Tf32::Off });
-        let asked = match (self, read) {
-            (Tf32::Auto, Some(recorded)) => recorded,
-            (Tf32::Auto, None) => Tf32::PyTorchDefault,
-            (asked, _) => asked,
-        };
-        (read.unwrap_or(asked), asked)
-    }
-}
+use crate::tf32::Tf32;
 
 /// What a what-if asks for: a GPU (None: each trace's recorded one) and
 /// the TF32 switches; and what the lake says of the recorded runs.
@@ -203,7 +130,7 @@ pub fn window_deltas(
         path: table.dir.join("windows"),
         reason,
     };
-    let convolution_codes: Vec<i32> = CUDNN_CONVOLUTIONS.iter().map(|n| stable_code(n)).collect();
+    let convolution_codes = Tf32::convolution_codes();
     // Per trace: the TF32 switches of the recorded and the asked run.
     let switches: Vec<(Tf32, Tf32)> = data
         .traces
@@ -402,34 +329,6 @@ mod tests {
         // Half the work: saves at least half its roofline time, at most half the time.
         assert_eq!(physical_batch_ratio(1.2, 0.5, 0.5), 0.75);
         assert_eq!(physical_batch_ratio(0.3, 0.5, 0.5), 0.5);
-    }
-
-    /// PyTorch's defaults allow TF32 for convolutions, GEMM-named kernels
-    /// that cuDNN runs for one included, and not for matrix products.
-    #[test]
-    fn tf32_modes_follow_pytorchs_switches() {
-        let (conv, gemm, ew) = (OpKind::Conv, OpKind::Gemm, OpKind::Elementwise);
-        let default = Tf32::PyTorchDefault;
-        assert!(default.allows(conv, true) && default.allows(gemm, true) && !default.allows(gemm, false));
-        assert!(Tf32::Auto.allows(conv, false) && !Tf32::Auto.allows(ew, true));
-        assert!(Tf32::On.allows(conv, false) && Tf32::On.allows(gemm, false) && !Tf32::On.allows(ew, false));
-        assert!(!Tf32::Off.allows(conv, true) && !Tf32::Off.allows(gemm, true));
-        let weight_gradient = stable_code("aten::convolution_backward");
-        assert!(CUDNN_CONVOLUTIONS.iter().any(|n| stable_code(n) == weight_gradient));
-    }
-
-    /// `auto` asks for what the recorded run did where its GPU had TF32 and
-    /// its kernels say; an explicit choice sets the asked run only.
-    #[test]
-    fn tf32_auto_keeps_the_recorded_runs_switches() {
-        use Tf32::*;
-        assert_eq!(Auto.per_trace(Some(false), true), (Off, Off));
-        assert_eq!(Auto.per_trace(Some(true), true), (On, On));
-        assert_eq!(Auto.per_trace(Some(false), false), (PyTorchDefault, PyTorchDefault));
-        assert_eq!(Auto.per_trace(None, true), (PyTorchDefault, PyTorchDefault));
-        assert_eq!(PyTorchDefault.per_trace(Some(false), true), (Off, PyTorchDefault));
-        assert_eq!(Off.per_trace(Some(true), true), (On, Off));
-        assert_eq!(On.per_trace(None, true), (On, On));
     }
 
     #[test]
