@@ -4,6 +4,7 @@
 //! saw; the learned part only says how far below peak this kind of work,
 //! at this size and tiling, runs.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::time::Instant;
 
@@ -276,18 +277,26 @@ impl OpModel {
     /// as float32 work sped up by `tf32_speedup`: no training data ran on
     /// TF32.
     pub fn predict_us(&self, pairs: &[(OpWork, &GpuSpec)], timing: Timing) -> Result<Vec<f64>, OpModelError> {
-        let as_f32: Vec<(OpWork, &GpuSpec)> = pairs
-            .iter()
-            .map(|(work, gpu)| {
-                (
-                    OpWork {
-                        tf32_allowed: false,
-                        ..*work
-                    },
-                    *gpu,
-                )
-            })
-            .collect();
+        let on_tf32 = |(work, gpu): &(OpWork, &GpuSpec)| gpu.tf32_peak_for(work).is_some();
+        // The trees price float32 work; a copy only where some pair is TF32.
+        let as_f32: Cow<'_, [(OpWork, &GpuSpec)]> = if pairs.iter().any(on_tf32) {
+            Cow::Owned(
+                pairs
+                    .iter()
+                    .map(|(work, gpu)| {
+                        (
+                            OpWork {
+                                tf32_allowed: false,
+                                ..*work
+                            },
+                            *gpu,
+                        )
+                    })
+                    .collect(),
+            )
+        } else {
+            Cow::Borrowed(pairs)
+        };
         let mut priced = vec![0.0; pairs.len()];
         priced
             .par_chunks_mut(BLOCK)
