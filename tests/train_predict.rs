@@ -16,6 +16,19 @@ fn run_ok(args: &[&str]) -> String {
     stdout
 }
 
+/// The shared ResNet-50 training trace (V100, batch 32, FP32), under ../shared/traces.
+const SHARED_RESNET50: &str =
+    "pytorch__kineto/tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz";
+
+/// `tracecast predict ARGS --out OUT`: the first trace's iteration time, ms.
+fn predicted_iteration_ms(out: &Path, args: &[&str]) -> f64 {
+    let mut all = vec!["predict"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--out", s(out)]);
+    run_ok(&all);
+    f(&csv_rows(&out.join("traces.csv"))[0], "iteration_ms")
+}
+
 fn run_err(args: &[&str]) -> String {
     let out = tracecast(args);
     let (stdout, stderr) = text(&out);
@@ -507,8 +520,7 @@ fn shared_traces_by_model_split_and_cross_gpu_prediction() {
     assert_eq!(folds, HashSet::from(["model=resnet"]));
 
     // ResNet-50 (V100, batch 32) priced on an H100 at batch 64 on 1 and 8 GPUs.
-    let resnet = traces
-        .join("pytorch__kineto/tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz");
+    let resnet = traces.join(SHARED_RESNET50);
     let out = dir.path().join("pred");
     run_ok(&[
         "predict",
@@ -709,8 +721,7 @@ fn newer_gpus_price_the_shared_resnet50_trace_faster() {
     let Some(traces) = shared("traces") else {
         return;
     };
-    let trace = traces
-        .join("pytorch__kineto/tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz");
+    let trace = traces.join(SHARED_RESNET50);
     let dir = tempfile::tempdir().unwrap();
     let gpus = [
         "T4",
@@ -725,11 +736,7 @@ fn newer_gpus_price_the_shared_resnet50_trace_faster() {
     let times: Vec<f64> = gpus
         .iter()
         .enumerate()
-        .map(|(k, gpu)| {
-            let out = dir.path().join(k.to_string());
-            run_ok(&["predict", "--trace", s(&trace), "--gpu", gpu, "--out", s(&out)]);
-            f(&csv_rows(&out.join("traces.csv"))[0], "iteration_ms")
-        })
+        .map(|(k, gpu)| predicted_iteration_ms(&dir.path().join(k.to_string()), &["--trace", s(&trace), "--gpu", gpu]))
         .collect();
     for (pair, t) in gpus.windows(2).zip(times.windows(2)) {
         assert!(
@@ -752,23 +759,11 @@ fn tf32_defaults_speed_convolutions_only_on_gpus_with_tf32() {
     let Some(traces) = shared("traces") else {
         return;
     };
-    let trace = traces
-        .join("pytorch__kineto/tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz");
+    let trace = traces.join(SHARED_RESNET50);
     let dir = tempfile::tempdir().unwrap();
     let price = |gpu: &str, tf32: &str| {
         let out = dir.path().join(format!("{gpu}-{tf32}"));
-        run_ok(&[
-            "predict",
-            "--trace",
-            s(&trace),
-            "--gpu",
-            gpu,
-            "--tf32",
-            tf32,
-            "--out",
-            s(&out),
-        ]);
-        f(&csv_rows(&out.join("traces.csv"))[0], "iteration_ms")
+        predicted_iteration_ms(&out, &["--trace", s(&trace), "--gpu", gpu, "--tf32", tf32])
     };
     let (h100_default, h100_strict) = (price("H100", "pytorch"), price("H100", "off"));
     assert!(
@@ -789,20 +784,19 @@ fn tf32_auto_reads_the_recorded_runs_switches_from_its_kernels() {
     let price = |precision: &str, tf32: &str| {
         let out = dir.path().join(format!("{precision}-{tf32}"));
         let trace = kineto.join(format!("resnet50-b32-{precision}.pt.trace.json.gz"));
-        run_ok(&[
-            "predict",
-            "--trace",
-            s(&trace),
-            "--trace-batch-size",
-            "32",
-            "--gpu",
-            "A100 80GB",
-            "--tf32",
-            tf32,
-            "--out",
-            s(&out),
-        ]);
-        f(&csv_rows(&out.join("traces.csv"))[0], "iteration_ms")
+        predicted_iteration_ms(
+            &out,
+            &[
+                "--trace",
+                s(&trace),
+                "--trace-batch-size",
+                "32",
+                "--gpu",
+                "A100 80GB",
+                "--tf32",
+                tf32,
+            ],
+        )
     };
     let (strict_auto, strict_off, strict_on) = (price("fp32", "auto"), price("fp32", "off"), price("fp32", "on"));
     assert_eq!(strict_auto, strict_off);

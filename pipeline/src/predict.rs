@@ -92,15 +92,14 @@ pub fn predict(job: &PredictJob<'_>) -> Result<PredictOutcome, PipelineError> {
         source,
     })?;
     let spec = WindowSpec::new(model.card.window, model.card.stride)?;
+    // Also returns the lake, whose kernel names tell a what-if how the
+    // recorded run set PyTorch's TF32 switches.
     let featurize_into = |lake: &Path| {
         let out = scratch.path().join("features");
-        featurize(lake, &out, spec, job.progress).map(|summary| (out, summary))
+        featurize(lake, &out, spec, job.progress).map(|summary| (out, summary, Some(lake.to_path_buf())))
     };
-    // The lake a trace or lake input is featurized from, whose kernel names
-    // tell a what-if how the recorded run set PyTorch's TF32 switches.
-    let mut lake_read: Option<PathBuf> = None;
-    let (features_dir, summary) = match &job.input {
-        PredictInput::Features(dir) => (dir.clone(), FeatureSummary::default()),
+    let (features_dir, summary, lake_read) = match &job.input {
+        PredictInput::Features(dir) => (dir.clone(), FeatureSummary::default(), None),
         PredictInput::Trace(trace) => {
             let lake = scratch.path().join("lake");
             let ingested = ingest(
@@ -115,13 +114,9 @@ pub fn predict(job: &PredictJob<'_>) -> Result<PredictOutcome, PipelineError> {
                     reason: reason.clone(),
                 });
             }
-            lake_read = Some(lake.clone());
             featurize_into(&lake)?
         }
-        PredictInput::Lake(lake) => {
-            lake_read = Some(lake.clone());
-            featurize_into(lake)?
-        }
+        PredictInput::Lake(lake) => featurize_into(lake)?,
     };
     let used_tf32 = match &lake_read {
         Some(lake) if what_if => Some(crate::tf32_use::used_tf32(lake)?),

@@ -131,26 +131,27 @@ pub fn window_deltas(
         reason,
     };
     let convolution_codes = Tf32::convolution_codes();
-    // Per trace: the TF32 switches of the recorded and the asked run.
-    let switches: Vec<(Tf32, Tf32)> = data
+    // Per trace: the TF32 switches of the recorded and the asked run, which
+    // its coverage names where either GPU has TF32 (so that they count).
+    let target_has_tf32 = asked.gpu.is_some_and(|g| g.peak_tf32_flops.is_some());
+    let (switches, mut coverage): (Vec<(Tf32, Tf32)>, Vec<Coverage>) = data
         .traces
         .iter()
         .zip(&recorded)
         .map(|(trace, spec)| {
             let used = asked.used_tf32.and_then(|m| m.get(&trace.trace_id).copied());
             let has_tf32 = spec.as_ref().is_some_and(|s| s.peak_tf32_flops.is_some());
-            asked.tf32.per_trace(used, has_tf32)
+            let switches = asked.tf32.per_trace(used, has_tf32);
+            let coverage = Coverage {
+                tf32: (has_tf32 || target_has_tf32).then_some(switches),
+                ..Coverage::default()
+            };
+            (switches, coverage)
         })
-        .collect();
+        .unzip();
     // (window, kernel duration, work on the recorded GPU as recorded, on
     // the asked GPU, the same batch-scaled, trace)
     let mut items: Vec<(usize, f64, OpWork, OpWork, OpWork, usize)> = Vec::new();
-    let mut coverage = vec![Coverage::default(); data.traces.len()];
-    let target_has_tf32 = asked.gpu.is_some_and(|g| g.peak_tf32_flops.is_some());
-    for ((c, spec), s) in coverage.iter_mut().zip(&recorded).zip(&switches) {
-        let recorded_has_tf32 = spec.as_ref().is_some_and(|g| g.peak_tf32_flops.is_some());
-        c.tf32 = (recorded_has_tf32 || target_has_tf32).then_some(*s);
-    }
     let mut window = 0usize;
     for batch in &table.windows {
         let ids = batch
