@@ -352,6 +352,26 @@ fn predict_without_a_model_uses_the_built_in_one() {
     };
     let (t4, h100) = (price("T4"), price("H100"));
     assert!(h100 > 0.0 && t4 > h100, "T4 {t4} ms, H100 {h100} ms");
+
+    // A batch what-if on a trace whose batch nothing states: the error
+    // names the file and the flag that states it, which then works.
+    let out = dir.path().join("pred-b64");
+    let err = run_err(&["predict", "--trace", s(&trace), "--batch-size", "64", "--out", s(&out)]);
+    assert!(
+        err.contains("synthetic-2024-single.pt.trace.json.gz") && err.contains("--trace-batch-size"),
+        "{err}"
+    );
+    run_ok(&[
+        "predict",
+        "--trace",
+        s(&trace),
+        "--trace-batch-size",
+        "32",
+        "--batch-size",
+        "64",
+        "--out",
+        s(&out),
+    ]);
 }
 
 #[test]

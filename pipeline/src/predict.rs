@@ -149,6 +149,17 @@ pub fn predict(job: &PredictJob<'_>) -> Result<PredictOutcome, PipelineError> {
                 },
             );
         }
+        // Said here, naming the file and the flag: deeper down the trace is
+        // only an id in a scratch feature table.
+        if job.batch_size.is_some() && table.steps.iter().any(|s| labels.get(&s.trace_id).batch_size.is_none()) {
+            return Err(PipelineError::Input {
+                path: trace.clone(),
+                reason: "the batch size it was recorded with is unknown, so --batch-size has nothing to scale \
+                         from: give it with --trace-batch-size N (or in a labels file, or a collector manifest \
+                         beside the trace)"
+                    .into(),
+            });
+        }
     }
     let request = PredictRequest {
         model: &model,
