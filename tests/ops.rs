@@ -410,6 +410,64 @@ fn ops_price_prices_a_configuration_on_several_gpus() {
     );
 }
 
+/// `ops price --tf32 on`: matrix products on TF32 tensor cores speed up
+/// the GPUs that have them (A100, H100) and leave the others (V100, T4) as
+/// they were; element-wise work and the optimizer step do not move.
+#[test]
+fn ops_price_tf32_speeds_matrix_products_only_where_the_gpu_has_tf32() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("gpt2_med.json");
+    std::fs::write(
+        &config,
+        r#"{"model_type": "gpt2", "n_embd": 1024, "n_head": 16, "n_layer": 24, "vocab_size": 50257,
+            "activation_function": "gelu_new"}"#,
+    )
+    .unwrap();
+    let price = |tf32: &str| {
+        let run = tracecast(&[
+            "ops",
+            "price",
+            "--config",
+            s(&config),
+            "--gpu",
+            "T4",
+            "--gpu",
+            "V100",
+            "--gpu",
+            "A100 80GB",
+            "--gpu",
+            "H100",
+            "--batch-size",
+            "8",
+            "--seqlen",
+            "1024",
+            "--tf32",
+            tf32,
+            "--format",
+            "csv",
+        ]);
+        let (stdout, stderr) = text(&run);
+        assert!(run.status.success(), "{stderr}");
+        stdout
+    };
+    let (strict, tf32) = (price("off"), price("on"));
+    let column = |csv_text: &str, gpu: &str, column: &str| priced(csv_text, &[("gpu", gpu)], column);
+    for gpu in ["T4", "V100"] {
+        assert_eq!(
+            column(&tf32, gpu, "iteration_ms"),
+            column(&strict, gpu, "iteration_ms"),
+            "{gpu}"
+        );
+    }
+    for gpu in ["A100", "H100"] {
+        let (on, off) = (column(&tf32, gpu, "gemm_ms"), column(&strict, gpu, "gemm_ms"));
+        assert!(on < off / 2.0, "{gpu}: GEMMs {on} ms with TF32, {off} ms without");
+        for same in ["elementwise_ms", "optimizer_ms"] {
+            assert_eq!(column(&tf32, gpu, same), column(&strict, gpu, same), "{gpu} {same}");
+        }
+    }
+}
+
 /// `ops price` on several GPU counts: the all-reduce shows once the ring
 /// leaves the node, the throughput table runs each global batch on every
 /// count that divides it, and `tracecast plan` schedules jobs from it.

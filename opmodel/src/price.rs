@@ -13,7 +13,7 @@ use crate::features::Timing;
 use crate::gpu::GpuSpec;
 use crate::model::OpModel;
 use crate::shipped::shipped_model;
-use crate::work::{EwFunc, OpWork, Pass};
+use crate::work::{EwFunc, OpKind, OpWork, Pass};
 
 /// What to price: one model configuration at each batch size on each GPU.
 #[derive(Clone, Copy)]
@@ -33,6 +33,11 @@ pub struct PriceJob<'a> {
     pub op_model: Option<&'a Path>,
     /// The optimizer step each training iteration ends with.
     pub optimizer: Optimizer,
+    /// Float32 matrix products on TF32 tensor cores where a GPU has them
+    /// (`torch.backends.cuda.matmul.allow_tf32 = True`, or Hugging Face's
+    /// `--tf32`); PyTorch's default is off, so a transformer runs in strict
+    /// float32.
+    pub tf32: bool,
 }
 
 /// The optimizer step of a training iteration: a pass over the parameters
@@ -108,6 +113,8 @@ pub struct ModelPrice {
     pub described: String,
     pub seqlen: u32,
     pub training: bool,
+    /// Whether its matrix products were priced on TF32 tensor cores.
+    pub tf32: bool,
     /// Trainable parameters of the model as run.
     pub parameters: f64,
     pub optimizer: Optimizer,
@@ -166,9 +173,12 @@ pub fn price_model(job: &PriceJob<'_>) -> Result<ModelPrice, OpModelError> {
     let step = optimizer.work(parameters);
     let mut passes = Vec::new();
     for &batch in job.batch_sizes {
-        let works = config
+        let mut works = config
             .graph(f64::from(batch), f64::from(job.seqlen), job.training)
             .works(job.training);
+        for (work, _) in &mut works {
+            work.tf32_allowed = job.tf32 && matches!(work.kind, OpKind::Gemm | OpKind::Conv);
+        }
         for (profile, spec) in profiles.iter().zip(&specs) {
             let mut priced = price_pass(&model, &works, &profile.name, spec, batch)?;
             if let Some(step) = step {
@@ -182,6 +192,7 @@ pub fn price_model(job: &PriceJob<'_>) -> Result<ModelPrice, OpModelError> {
         described: config.describe(),
         seqlen: job.seqlen,
         training: job.training,
+        tf32: job.tf32,
         parameters,
         optimizer,
         op_model_trained_on: model.card.trained_on.clone(),

@@ -149,8 +149,9 @@ pub struct SweepArgs {
 /// GPUs, batch sizes and data-parallel GPU counts: the graph a forward
 /// (and, with --mode train, backward) pass runs, built from the config
 /// (gpt2 and its GPT-3 sizes, bert, opt, switch_transformers, llama,
-/// mistral, qwen2; float32, eager attention, as NeuSight runs them), each
-/// node priced by the op model;
+/// mistral, qwen2; float32, eager attention, as NeuSight runs them; with
+/// --tf32 on, matrix products on TF32 tensor cores), each node priced by
+/// the op model;
 /// in training, the optimizer step and, on several GPUs, the exposed ring
 /// all-reduce of the gradients. No data loading or host time.
 ///
@@ -184,6 +185,12 @@ pub struct PriceArgs {
     /// backward only, what NeuSight's labels time).
     #[arg(long, value_parser = ["adam", "sgd", "none"], default_value = "adam")]
     optimizer: String,
+    /// Float32 matrix products on TF32 tensor cores, where a GPU has them
+    /// (NVIDIA Ampere and later): `on` as with
+    /// `torch.backends.cuda.matmul.allow_tf32 = True` or Hugging Face's
+    /// `--tf32`; `off`, PyTorch's default, prices strict float32.
+    #[arg(long, value_parser = ["off", "on"], default_value = "off")]
+    tf32: String,
     /// Data-parallel GPU counts.
     #[arg(long, value_delimiter = ',', default_value = "1")]
     gpus: Vec<u32>,
@@ -210,7 +217,7 @@ pub struct PriceArgs {
 fn render_price(p: &TransformerPrediction) -> String {
     let price = &p.price;
     let mut out = format!(
-        "{} ({}, {:.0} M parameters, {:.1} GB of model state a GPU), {}, {} tokens per sequence\n\n\
+        "{} ({}, {:.0} M parameters, {:.1} GB of model state a GPU), {}, {} tokens per sequence, {}\n\n\
          | GPU | batch/GPU | GPUs | forward ms | backward ms | optimizer ms | exposed all-reduce ms | iteration ms | samples/s | tokens/s |\n\
          |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         price.model,
@@ -222,7 +229,12 @@ fn render_price(p: &TransformerPrediction) -> String {
             (true, Optimizer::None) => "forward + backward".to_string(),
             (true, o) => format!("forward + backward + {o:?} step"),
         },
-        price.seqlen
+        price.seqlen,
+        if price.tf32 {
+            "matrix products on TF32 where the GPU has it"
+        } else {
+            "strict float32"
+        }
     );
     for r in &p.rows {
         let q = &r.pass;
@@ -332,6 +344,7 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
                     training: args.mode == "train",
                     op_model: args.op_model.as_deref(),
                     optimizer,
+                    tf32: args.tf32 == "on",
                 },
                 scaling: args.network.scaling(args.gpus.clone()),
                 gpu_type: args.gpu_type.as_deref(),
