@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use tracecast_schemas::hardware::{HardwareProfile, Vendor};
 
 use crate::OpModelError;
-use crate::work::{OpKind, OpWork};
+use crate::work::{OpKind, OpWork, Tf32Path};
 
 /// Peak rates and sizes of one GPU.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -120,7 +120,8 @@ impl GpuSpec {
     /// The TF32 tensor-core rate `work` runs at on this GPU, if it does.
     pub fn tf32_peak_for(&self, work: &OpWork) -> Option<f64> {
         let matrix_f32 = matches!(work.kind, OpKind::Gemm | OpKind::Conv) && work.dtype_bytes > 2.0;
-        self.peak_tf32_flops.filter(|_| work.tf32_allowed && matrix_f32)
+        self.peak_tf32_flops
+            .filter(|_| work.tf32 != Tf32Path::Off && matrix_f32)
     }
 
     /// The work's FLOPs at peak and its bytes at full bandwidth, µs.
@@ -176,7 +177,7 @@ mod tests {
             ..OpWork::linear(8.0, 512.0, 512.0, 512.0)
         };
         let allowed = OpWork {
-            tf32_allowed: true,
+            tf32: Tf32Path::Convolution,
             ..conv
         };
         assert_eq!(h100.tf32_peak_for(&conv), None);
@@ -189,7 +190,7 @@ mod tests {
         };
         assert_eq!(h100.tf32_peak_for(&half), None);
         let elementwise = OpWork {
-            tf32_allowed: true,
+            tf32: Tf32Path::MatrixProduct,
             ..OpWork::elementwise(EwFunc::Gelu, 1e6, 1.0)
         };
         assert_eq!(h100.tf32_peak_for(&elementwise), None);

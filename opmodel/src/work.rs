@@ -134,10 +134,26 @@ pub struct OpWork {
     pub elements: f64,
     /// Length of the reduced dimension (norm, softmax), else 0.
     pub row_len: f64,
-    /// Float32 matrix work that may run on TF32 tensor cores (PyTorch's
-    /// `allow_tf32` switches), on a GPU that has them.
+    /// Whether float32 matrix work may run on TF32 tensor cores (PyTorch's
+    /// `allow_tf32` switches), on a GPU that has them, and whose kernels.
     #[serde(default)]
-    pub tf32_allowed: bool,
+    pub tf32: Tf32Path,
+}
+
+/// Which of PyTorch's TF32 switches lets float32 matrix work run on TF32
+/// tensor cores: each library's kernels realise another share of their
+/// peak (`OpModel::predict_us`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Tf32Path {
+    /// Strict float32.
+    #[default]
+    Off,
+    /// The kernels a cuDNN convolution launches, the GEMM-named ones
+    /// included (`torch.backends.cudnn.allow_tf32`).
+    Convolution,
+    /// Matrix products: cuBLAS and CUTLASS (`torch.backends.cuda.matmul.allow_tf32`).
+    MatrixProduct,
 }
 
 const F32: f64 = 4.0;
@@ -154,7 +170,7 @@ impl OpWork {
             gemm: None,
             elements,
             row_len: 0.0,
-            tf32_allowed: false,
+            tf32: Tf32Path::Off,
         }
     }
 

@@ -194,9 +194,9 @@ pub fn window_deltas(
                     let (recorded_tf32, asked_tf32) = switches[t];
                     let convolution = convolution_codes.contains(&(op_code[i] as i32));
                     let (mut work, known) = kernel_work(f, flops[i], bytes[i], dtype[i], d, rec);
-                    work.tf32_allowed = asked_tf32.allows(work.kind, convolution);
+                    work.tf32 = asked_tf32.path(work.kind, convolution);
                     let as_recorded = OpWork {
-                        tf32_allowed: recorded_tf32.allows(work.kind, convolution),
+                        tf32: recorded_tf32.path(work.kind, convolution),
                         ..work
                     };
                     if known {

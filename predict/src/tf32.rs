@@ -1,7 +1,7 @@
 //! PyTorch's TF32 switches in a what-if: which float32 matrix work runs on
 //! TF32 tensor cores, in the recorded run and in the asked one.
 
-use tracecast_opmodel::OpKind;
+use tracecast_opmodel::{OpKind, Tf32Path};
 use tracecast_schemas::features::stable_code;
 
 /// Which float32 matrix work of the asked run may run on TF32 tensor
@@ -55,14 +55,16 @@ impl Tf32 {
         CUDNN_CONVOLUTIONS.iter().map(|n| stable_code(n)).collect()
     }
 
-    /// Whether kernels of `kind` run on TF32 under these switches;
-    /// `convolution` says the launching operator is a cuDNN convolution.
-    pub(crate) fn allows(self, kind: OpKind, convolution: bool) -> bool {
-        let matrix = matches!(kind, OpKind::Conv | OpKind::Gemm);
+    /// Whether kernels of `kind` run on TF32 under these switches, and as
+    /// whose: `convolution` says the launching operator is a cuDNN
+    /// convolution, whose switch covers every kernel it launches.
+    pub(crate) fn path(self, kind: OpKind, convolution: bool) -> Tf32Path {
+        let of_convolution = kind == OpKind::Conv || (kind == OpKind::Gemm && convolution);
+        let matrix_product = kind == OpKind::Gemm && !convolution;
         match self {
-            Tf32::Auto | Tf32::PyTorchDefault => kind == OpKind::Conv || (matrix && convolution),
-            Tf32::On => matrix,
-            Tf32::Off => false,
+            Tf32::Auto | Tf32::PyTorchDefault | Tf32::On if of_convolution => Tf32Path::Convolution,
+            Tf32::On if matrix_product => Tf32Path::MatrixProduct,
+            _ => Tf32Path::Off,
         }
     }
 
@@ -91,12 +93,20 @@ mod tests {
     /// that cuDNN runs for one included, and not for matrix products.
     #[test]
     fn tf32_modes_follow_pytorchs_switches() {
+        use Tf32Path::{Convolution, MatrixProduct, Off};
         let (conv, gemm, ew) = (OpKind::Conv, OpKind::Gemm, OpKind::Elementwise);
         let default = Tf32::PyTorchDefault;
-        assert!(default.allows(conv, true) && default.allows(gemm, true) && !default.allows(gemm, false));
-        assert!(Tf32::Auto.allows(conv, false) && !Tf32::Auto.allows(ew, true));
-        assert!(Tf32::On.allows(conv, false) && Tf32::On.allows(gemm, false) && !Tf32::On.allows(ew, false));
-        assert!(!Tf32::Off.allows(conv, true) && !Tf32::Off.allows(gemm, true));
+        assert_eq!(default.path(conv, true), Convolution);
+        assert_eq!(default.path(gemm, true), Convolution, "a GEMM-named kernel cuDNN runs");
+        assert_eq!(default.path(gemm, false), Off);
+        assert_eq!(Tf32::Auto.path(conv, false), Convolution);
+        assert_eq!(Tf32::Auto.path(ew, true), Off);
+        assert_eq!(Tf32::On.path(conv, false), Convolution);
+        assert_eq!(Tf32::On.path(gemm, false), MatrixProduct);
+        assert_eq!(Tf32::On.path(gemm, true), Convolution);
+        assert_eq!(Tf32::On.path(ew, false), Off);
+        assert_eq!(Tf32::Off.path(conv, true), Off);
+        assert_eq!(Tf32::Off.path(gemm, true), Off);
         let weight_gradient = stable_code("aten::convolution_backward");
         assert!(CUDNN_CONVOLUTIONS.iter().any(|n| stable_code(n) == weight_gradient));
     }
