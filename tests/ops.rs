@@ -3,7 +3,7 @@
 
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use common::*;
 
@@ -287,16 +287,22 @@ fn priced(csv_text: &str, row: &[(&str, &str)], column: &str) -> f64 {
     found[at(column)].parse().unwrap()
 }
 
-#[test]
-fn ops_price_prices_a_configuration_on_several_gpus() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("gpt2_med.json");
+/// GPT-2 Medium's configuration, written into `dir` (a test may overwrite it).
+fn gpt2_medium(dir: &Path) -> PathBuf {
+    let config = dir.join("gpt2_med.json");
     std::fs::write(
         &config,
         r#"{"model_type": "gpt2", "n_embd": 1024, "n_head": 16, "n_layer": 24, "vocab_size": 50257,
             "activation_function": "gelu_new"}"#,
     )
     .unwrap();
+    config
+}
+
+#[test]
+fn ops_price_prices_a_configuration_on_several_gpus() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = gpt2_medium(dir.path());
     let sheet = l40_sheet(dir.path());
     let run = tracecast(&[
         "ops",
@@ -416,13 +422,7 @@ fn ops_price_prices_a_configuration_on_several_gpus() {
 #[test]
 fn ops_price_tf32_speeds_matrix_products_only_where_the_gpu_has_tf32() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("gpt2_med.json");
-    std::fs::write(
-        &config,
-        r#"{"model_type": "gpt2", "n_embd": 1024, "n_head": 16, "n_layer": 24, "vocab_size": 50257,
-            "activation_function": "gelu_new"}"#,
-    )
-    .unwrap();
+    let config = gpt2_medium(dir.path());
     let price = |tf32: &str| {
         let run = tracecast(&[
             "ops",
@@ -474,12 +474,7 @@ fn ops_price_tf32_speeds_matrix_products_only_where_the_gpu_has_tf32() {
 #[test]
 fn ops_price_writes_a_throughput_table_the_planner_reads() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("gpt2_med.json");
-    std::fs::write(
-        &config,
-        r#"{"model_type": "gpt2", "n_embd": 1024, "n_head": 16, "n_layer": 24, "vocab_size": 50257}"#,
-    )
-    .unwrap();
+    let config = gpt2_medium(dir.path());
     let out = dir.path().join("pred");
     let run = tracecast(&[
         "ops",
