@@ -99,6 +99,7 @@ fn train_writes_the_model_directory_and_an_honest_report() {
         "metrics.json",
         "scatter.svg",
         "importance.svg",
+        "importance.csv",
     ] {
         assert!(model.join(file).is_file(), "{file} missing");
     }
@@ -122,6 +123,17 @@ fn train_writes_the_model_directory_and_an_honest_report() {
     ] {
         assert!(!inputs.contains(&measured), "{measured} must not be an input");
     }
+    // importance.csv: every input once, largest gain first, shares summing to 1.
+    let importance = csv_rows(&model.join("importance.csv"));
+    assert_eq!(importance.len(), inputs.len());
+    let mut listed: Vec<&str> = importance.iter().map(|r| r["input"].as_str()).collect();
+    assert!(importance.windows(2).all(|p| f(&p[0], "gain") >= f(&p[1], "gain")));
+    let shares: f64 = importance.iter().map(|r| f(r, "share")).sum();
+    assert!((shares - 1.0).abs() < 1e-9, "{shares}");
+    listed.sort_unstable();
+    let mut expected = inputs.clone();
+    expected.sort_unstable();
+    assert_eq!(listed, expected);
     assert_eq!(card["training_data"]["content_hash"].as_str().unwrap().len(), 16);
     assert_eq!(
         card["metrics"].as_array().unwrap().len(),

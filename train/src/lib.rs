@@ -152,6 +152,7 @@ pub fn train(request: &TrainRequest<'_>, mut progress: impl FnMut(Progress<'_>))
         "metrics.json",
         report::metrics_json(&model.card, &evaluation, final_fit_seconds),
     )?);
+    files.push(write("importance.csv", report::importance_csv(&importance))?);
     let points: Vec<(f64, f64)> = evaluation
         .steps
         .iter()

@@ -52,6 +52,18 @@ fn errs(e: Option<Errors>) -> [String; 4] {
     }
 }
 
+/// `importance.csv`: every input of the final model with its total gain
+/// and its share of all inputs' gain, largest first (`importance` is sorted
+/// so), for judging which feature columns earn their place.
+pub fn importance_csv(importance: &[(String, f64)]) -> String {
+    let total: f64 = importance.iter().map(|(_, g)| g).sum::<f64>().max(f64::MIN_POSITIVE);
+    let mut out = String::from("input,gain,share\n");
+    for (name, gain) in importance {
+        writeln!(out, "{name},{gain},{}", gain / total).expect("writing to a String");
+    }
+    out
+}
+
 /// The short summary printed on the terminal.
 pub fn summary(evaluation: &Evaluation) -> String {
     let mut out = String::new();
