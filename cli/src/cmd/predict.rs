@@ -255,8 +255,9 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
         .collect::<std::collections::HashSet<_>>()
         .len();
     println!(
-        "predicted {} steps of {traces} traces in {seconds:.2} s ({:.1} traces/s), model W={} S={}",
+        "predicted {} steps of {traces} trace{} in {seconds:.2} s ({:.1} traces/s), model W={} S={}",
         prediction.steps.len(),
+        if traces == 1 { "" } else { "s" },
         traces as f64 / seconds,
         outcome.window,
         outcome.stride
