@@ -50,12 +50,12 @@ for b in 32 64; do
   row "H100 b$b fp32 -> H200" "$H100/resnet50-b$b-fp32.pt.trace.json.gz" $b "$(measured "$H200" resnet50-b$b-fp32.pt.trace.json.gz)" --gpu H200 --tf32 off
   row "H200 b$b fp32 -> H100" "$H200/resnet50-b$b-fp32.pt.trace.json.gz" $b "$(measured "$H100" resnet50-b$b-fp32.pt.trace.json.gz)" --gpu H100 --tf32 off
 done
-gpu_work() { # label trace tf32-switches [gpu]: mean predicted GPU span of the steps after the first
+gpu_work() { # label trace tf32-switches [gpu]: mean predicted GPU span of the steps after the first, and its kernels' part
   rm -rf "$WORK/g"
   "$BIN" -q predict --trace "$2" --trace-batch-size 32 --tf32 "$3" ${4:+--gpu "$4"} --out "$WORK/g" >/dev/null 2>&1
   awk -F, -v l="$1" 'NR==1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
-    $h["step_id"] > 0 { s += $h["predicted_gpu_span_ns"]; n++ }
-    END { printf "GPU work per step (steps after the first), %s: %.2f ms\n", l, s / n / 1e6 }' "$WORK/g/steps.csv"
+    $h["step_id"] > 0 { s += $h["predicted_gpu_span_ns"]; b += $h["predicted_busy_ns"]; n++ }
+    END { printf "GPU work per step (steps after the first), %s: %.2f ms, of which kernels %.2f ms\n", l, s / n / 1e6, b / n / 1e6 }' "$WORK/g/steps.csv"
 }
 V100=../shared/traces/pytorch__kineto/tb_plugin__samples__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz
 if [ -f "$V100" ]; then

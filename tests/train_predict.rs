@@ -278,8 +278,12 @@ fn predict_prices_another_gpu_batch_and_gpu_count_and_feeds_the_planner() {
     assert_eq!(steps.len(), 13);
     for r in &steps {
         let (p, m) = (f(r, "predicted_ns"), f(r, "measured_ns"));
-        let expected = m.max(f(r, "predicted_gpu_span_ns"));
+        let span = f(r, "predicted_gpu_span_ns");
+        let expected = m.max(span);
         assert!(m > 0.0 && (p - expected).abs() <= 1e-6 * expected, "{r:?}");
+        // The kernels' own time, inside the span that holds them and their gaps.
+        let busy = f(r, "predicted_busy_ns");
+        assert!(busy > 0.0 && busy <= span * (1.0 + 1e-9), "{r:?}");
     }
     // From the window model (ETS's approach): the model's own estimate,
     // with the measured time beside it.
@@ -301,6 +305,12 @@ fn predict_prices_another_gpu_batch_and_gpu_count_and_feeds_the_planner() {
         steps
             .iter()
             .all(|r| !r["measured_ns"].is_empty() && f(r, "predicted_ns") > 0.0)
+    );
+    // The window model prices spans, not gaps apart: busy is the span.
+    assert!(
+        steps
+            .iter()
+            .all(|r| f(r, "predicted_busy_ns") == f(r, "predicted_gpu_span_ns"))
     );
     assert!(
         steps

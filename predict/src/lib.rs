@@ -84,6 +84,8 @@ pub struct StepPrediction {
     pub batch_size: Option<u32>,
     pub predicted_ns: f64,
     pub predicted_gpu_span_ns: f64,
+    /// The part of the span in kernels, idle gaps left out.
+    pub predicted_busy_ns: f64,
     pub measured_ns: Option<i64>,
     pub windows: u64,
 }
@@ -394,6 +396,7 @@ pub fn predict(req: &PredictRequest<'_>) -> Result<Prediction, PredictError> {
             batch_size: data.traces[t].batch_size,
             predicted_ns: step_time(sum.span_ns, sum.busy_ns, sum.remainder_ns(s)),
             predicted_gpu_span_ns: sum.span_ns,
+            predicted_busy_ns: sum.busy_ns,
             measured_ns,
             windows: sum.windows,
         });

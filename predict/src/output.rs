@@ -34,6 +34,7 @@ fn steps_batch(p: &Prediction) -> Result<RecordBatch, arrow::error::ArrowError> 
             ints(s.iter().map(|r| r.batch_size.map(i64::from))),
             floats(s.iter().map(|r| Some(r.predicted_ns))),
             floats(s.iter().map(|r| Some(r.predicted_gpu_span_ns))),
+            floats(s.iter().map(|r| Some(r.predicted_busy_ns))),
             ints(s.iter().map(|r| r.measured_ns)),
             ints(s.iter().map(|r| Some(r.windows as i64))),
         ],

@@ -2,7 +2,8 @@
 
 use crate::column::{ColType::*, TableDef, opt, req};
 
-pub const PREDICTION_VERSION: u32 = 1;
+/// 2: `predicted_steps.predicted_busy_ns`.
+pub const PREDICTION_VERSION: u32 = 2;
 
 pub const PREDICTED_STEPS: TableDef = TableDef {
     name: "predicted_steps",
@@ -30,6 +31,12 @@ pub const PREDICTED_STEPS: TableDef = TableDef {
             Float64,
             "ns",
             "The step's GPU work alone: the sum of its windows' times (measured or predicted, per `--base`), moved by a what-if.",
+        ),
+        req(
+            "predicted_busy_ns",
+            Float64,
+            "ns",
+            "The part of `predicted_gpu_span_ns` in kernels, idle gaps left out: the recorded kernels' time moved by a what-if (under `--base model`, which does not price gaps apart, the span itself). Span less busy is idle time kept as recorded: host launch gaps that a faster GPU does not shorten.",
         ),
         opt(
             "measured_ns",
