@@ -139,7 +139,7 @@ demo: build clean-demo
 	@echo
 	@echo "== done. The lake is in $(DEMO)/lake (one folder of Parquet files per table, see schemas/TABLES.md);"
 	@echo "   the feature tables are in $(DEMO)/features (windows/, steps/, features.json);"
-	@echo "   the model is in $(DEMO)/model (model.txt, model.json, report.md, metrics.json, scatter.svg, importance.svg);"
+	@echo "   the model is in $(DEMO)/model (model.txt, model.json, report.md, metrics.json, scatter.svg, importance.svg, importance.csv);"
 	@echo "   the predictions are in $(DEMO)/predict (steps/traces .parquet + .csv, throughput.csv, elasticflow/);"
 	@echo "   the schedules, their metrics and pictures are in $(DEMO)/plan-predicted and $(DEMO)/plan"
 	@echo "   (schedule.json, schedule.csv, jobs.csv, metrics.json, comparison.md, gantt.svg, utilization.svg)."
