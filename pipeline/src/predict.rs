@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use tracecast_features::{FeatureRun, FeatureSummary, LakeOptions, WindowSpec, build_features};
 use tracecast_ingest::{IngestOptions, ingest};
 use tracecast_opmodel::{OpModel, shipped_model};
-use tracecast_predict::{PredictRequest, Prediction, ScalingOptions, StepBase, Tf32, write_outputs};
+use tracecast_predict::{IdleGaps, PredictRequest, Prediction, ScalingOptions, StepBase, Tf32, write_outputs};
 use tracecast_schemas::hardware::{catalog_or_builtin, lookup_gpu};
 use tracecast_train::{FeatureTable, Labels, Model, TraceLabel, collector_label};
 
@@ -44,6 +44,7 @@ pub struct PredictJob<'a> {
     /// `trace_id,model,batch_size`.
     pub labels_file: Option<&'a Path>,
     pub base: StepBase,
+    pub idle: IdleGaps,
     /// A profile's name, alias or short name, or a profile / spec-sheet file.
     pub gpu: Option<&'a str>,
     pub batch_size: Option<u32>,
@@ -164,6 +165,7 @@ pub fn predict(job: &PredictJob<'_>) -> Result<PredictOutcome, PipelineError> {
     let request = PredictRequest {
         model: &model,
         base: job.base,
+        idle: job.idle,
         op_model: op_model.as_ref(),
         table: &table,
         labels: &labels,

@@ -53,9 +53,25 @@ pub enum StepBase {
     Model,
 }
 
+/// Idle time inside a step's GPU work (the gaps between its kernels) in a
+/// prediction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum IdleGaps {
+    /// As recorded: the host that launched the kernels launches them again
+    /// as it did, so a gap the GPU waited through stays (a faster GPU waits
+    /// at least as long).
+    #[default]
+    Recorded,
+    /// None: the GPU kept fed (a host and software stack that keep ahead of
+    /// it), the step's GPU work being its kernels' time alone. The host
+    /// time at the step's edges (data loading) stays as recorded.
+    None,
+}
+
 pub struct PredictRequest<'a> {
     pub model: &'a Model,
     pub base: StepBase,
+    pub idle: IdleGaps,
     /// Moves kernels between GPUs and batch sizes (the shipped one, or
     /// `tracecast ops train`'s); a what-if without one is refused.
     pub op_model: Option<&'a OpModel>,
@@ -184,6 +200,17 @@ struct StepSum {
 }
 
 impl StepSum {
+    /// The GPU work as its kernels alone; its backward and collective parts
+    /// shrink in proportion.
+    fn without_idle_gaps(&mut self) {
+        if self.span_ns > 0.0 {
+            let kept = (self.busy_ns / self.span_ns).min(1.0);
+            self.backward_ns *= kept;
+            self.communication_ns *= kept;
+        }
+        self.span_ns = self.busy_ns.min(self.span_ns);
+    }
+
     /// The step's remainder under the scenario.
     fn remainder_ns(&self, step: &StepRow) -> f64 {
         step.remainder_ns as f64 + self.loader_change_ns
@@ -265,6 +292,9 @@ fn price(req: &PredictRequest<'_>, scenario: Scenario<'_>) -> Result<(Dataset, S
         {
             e.loader_change_ns = s.dataloader_ns as f64 * (scales[t] - 1.0);
         }
+    }
+    if req.idle == IdleGaps::None {
+        per_step.values_mut().for_each(StepSum::without_idle_gaps);
     }
     Ok((data, per_step, coverage))
 }

@@ -6,7 +6,7 @@ use anyhow::bail;
 use clap::Args;
 use tracecast_pipeline::{PredictInput, PredictJob, TraceFacts, predict};
 use tracecast_predict::scaling::{DEFAULT_GPUS_PER_NODE, DEFAULT_LATENCY_S, DEFAULT_NETWORK_GBS};
-use tracecast_predict::{ScalingOptions, StepBase, Tf32};
+use tracecast_predict::{IdleGaps, ScalingOptions, StepBase, Tf32};
 
 use crate::progress::Ui;
 
@@ -27,7 +27,8 @@ use crate::progress::Ui;
 /// (roofline physics with a learned utilisation, `tracecast ops`), held to
 /// what the spec sheets allow (a GPU faster in every figure never makes a
 /// kernel slower; more work costs at least its roofline time, at most its
-/// proportion); idle gaps stay as recorded, and the host time fetching the
+/// proportion); idle gaps between kernels stay as recorded (--idle none
+/// drops them: a host that keeps the GPU fed), and the host time fetching the
 /// batch (the profiler's `enumerate(DataLoader)` spans) follows the batch
 /// size. A note says how much kernel time was moved by operator shapes and
 /// how much by kernel family and recorded time alone. Float32 convolutions
@@ -84,6 +85,12 @@ pub struct PredictArgs {
     /// (`recorded`), or the window model's prediction (`model`).
     #[arg(long, value_enum, default_value_t = BaseArg::Recorded)]
     base: BaseArg,
+    /// Idle gaps between a step's kernels: as `recorded` (the same host
+    /// launching them: a faster GPU waits for it at least as long), or
+    /// `none` (a host that keeps the GPU fed: the step's GPU work is its
+    /// kernels' time alone; data loading at the step's edges stays).
+    #[arg(long, value_enum, default_value_t = IdleArg::Recorded)]
+    idle: IdleArg,
     /// One trace file (Kineto JSON, .gz, or a .tar.gz of ranks).
     #[arg(long, group = "input")]
     trace: Option<PathBuf>,
@@ -143,6 +150,12 @@ pub struct PredictArgs {
 enum BaseArg {
     Recorded,
     Model,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum IdleArg {
+    Recorded,
+    None,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -224,6 +237,10 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
         base: match args.base {
             BaseArg::Recorded => StepBase::Recorded,
             BaseArg::Model => StepBase::Model,
+        },
+        idle: match args.idle {
+            IdleArg::Recorded => IdleGaps::Recorded,
+            IdleArg::None => IdleGaps::None,
         },
         gpu: args.gpu.as_deref(),
         batch_size: args.batch_size,
