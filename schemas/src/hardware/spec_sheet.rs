@@ -31,8 +31,10 @@ struct SpecSheet {
     core_per_sm: Option<u32>,
     freq: Option<f64>,
     /// FP32 vector rate; AMD sheets split it into vector and matrix rates.
+    /// Derived from `Num_Sm`, `Core_Per_SM` and `Freq` where a sheet leaves
+    /// it out.
     #[serde(rename = "SingleFLOPs", alias = "SingleFLOPsVEC")]
-    single_flops: f64,
+    single_flops: Option<f64>,
     #[serde(rename = "SingleFLOPsMM")]
     single_flops_matrix: Option<f64>,
     #[serde(rename = "L2Cache")]
@@ -65,6 +67,28 @@ impl HardwareProfile {
             notes.push(format!("{cores} FP32 cores per SM (spec sheet Core_Per_SM)"));
         }
         let freq_mhz = sheet.freq.map(|f| if f < 10.0 { f * 1000.0 } else { f });
+        // A fused multiply-add a core a cycle: GFLOP/s from MHz.
+        let derived = match (sheet.num_sm, sheet.core_per_sm, freq_mhz) {
+            (Some(sms), Some(cores), Some(mhz)) => Some(sms * f64::from(cores) * 2.0 * mhz / 1e3),
+            _ => None,
+        };
+        let peak_fp32_tflops = match (sheet.single_flops, derived) {
+            (Some(gflops), _) => Sourced::new(gflops / 1e3, source("SingleFLOPs")),
+            (None, Some(gflops)) => Sourced::new(
+                gflops / 1e3,
+                format!(
+                    "spec sheet {}, fields Num_Sm x Core_Per_SM x 2 x Freq (no SingleFLOPs)",
+                    path.display()
+                ),
+            ),
+            (None, None) => {
+                return Err(HardwareError::Invalid {
+                    path: path.to_path_buf(),
+                    field: "SingleFLOPs".into(),
+                    reason: "missing, and Num_Sm, Core_Per_SM and Freq are not all there to derive it from".into(),
+                });
+            }
+        };
         let profile = HardwareProfile {
             format_version: FORMAT_VERSION,
             name: sheet.device.trim().to_string(),
@@ -77,7 +101,7 @@ impl HardwareProfile {
             compute: Compute {
                 sm_count: sheet.num_sm.map(|n| sm_count(n, path)).transpose()?,
                 boost_clock_mhz: freq_mhz.map(|f| Sourced::new(f, source("Freq"))),
-                peak_fp32_tflops: Some(Sourced::new(sheet.single_flops / 1e3, source("SingleFLOPs"))),
+                peak_fp32_tflops: Some(peak_fp32_tflops),
                 peak_fp32_matrix_tflops: sheet
                     .single_flops_matrix
                     .map(|f| Sourced::new(f / 1e3, source("SingleFLOPsMM"))),
@@ -154,6 +178,16 @@ mod tests {
         assert!(HardwareProfile::from_spec_sheet_json(zero, Path::new("x.json")).is_err());
         let half_sm = r#"{"Device":"X","Num_Sm":10.5,"SingleFLOPs":10,"Mem_Bw":100}"#;
         assert!(HardwareProfile::from_spec_sheet_json(half_sm, Path::new("x.json")).is_err());
+        // Without SingleFLOPs the FP32 rate comes from the SMs, cores and
+        // clock, and says so; without those too the sheet is refused.
+        let derived = r#"{"Device":"X","Num_Sm":132,"Core_Per_SM":128,"Freq":1980,"Mem_Bw":3352}"#;
+        let p = HardwareProfile::from_spec_sheet_json(derived, Path::new("x.json")).unwrap();
+        let peak = p.compute.peak_fp32_tflops.as_ref().unwrap();
+        assert!((peak.value - 66.90816).abs() < 1e-9, "{}", peak.value);
+        assert!(peak.source.contains("Core_Per_SM"), "{}", peak.source);
+        let underived = r#"{"Device":"X","Num_Sm":132,"Freq":1980,"Mem_Bw":3352}"#;
+        let err = HardwareProfile::from_spec_sheet_json(underived, Path::new("x.json")).unwrap_err();
+        assert!(err.to_string().contains("SingleFLOPs"), "{err}");
         // Without an SM count the sheet still reads (the op model handles it missing).
         let no_sm = r#"{"Device":"X","SingleFLOPs":10,"Mem_Bw":100}"#;
         let p = HardwareProfile::from_spec_sheet_json(no_sm, Path::new("x.json")).unwrap();
