@@ -764,7 +764,7 @@ fn idle_none_prices_a_step_as_its_kernels_alone() {
     let dir = tempfile::tempdir().unwrap();
     let steps = |idle: &str| {
         let out = dir.path().join(idle);
-        run_ok(&[
+        let run = tracecast(&[
             "predict",
             "--trace",
             s(&trace),
@@ -775,6 +775,14 @@ fn idle_none_prices_a_step_as_its_kernels_alone() {
             "--out",
             s(&out),
         ]);
+        let (_, stderr) = text(&run);
+        assert!(run.status.success(), "{stderr}");
+        // The what-if says how much of the priced GPU work is kept idle time.
+        assert_eq!(
+            stderr.contains("idle gaps between kernels, kept as recorded"),
+            idle == "recorded",
+            "{stderr}"
+        );
         csv_rows(&out.join("steps.csv"))
     };
     let (recorded, fed) = (steps("recorded"), steps("none"));

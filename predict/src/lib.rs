@@ -572,6 +572,9 @@ pub fn predict(req: &PredictRequest<'_>) -> Result<Prediction, PredictError> {
         .collect();
     if req.gpu.is_some() || req.batch_size.is_some() {
         notes.extend(coverage_notes(&data, &coverage));
+        if req.idle == IdleGaps::Recorded {
+            notes.extend(idle_notes(&steps));
+        }
     }
     Ok(Prediction {
         steps,
@@ -610,6 +613,28 @@ fn coverage_notes(data: &Dataset, coverage: &[Coverage]) -> Vec<String> {
                 pct(c.from_shapes_ns),
                 pct(c.inferred_ns),
                 pct(c.unmoved_ns)
+            )
+        })
+        .collect()
+}
+
+/// Per trace whose priced GPU work is at least 1% idle gaps between
+/// kernels, kept as recorded: how much, and the flag that drops them. A
+/// host-bound trace gains little from a faster GPU, and says so.
+fn idle_notes(steps: &[StepPrediction]) -> Vec<String> {
+    let mut per_trace: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+    for s in steps {
+        let e = per_trace.entry(s.trace_id.as_str()).or_default();
+        e.0 += s.predicted_gpu_span_ns;
+        e.1 += s.predicted_busy_ns;
+    }
+    per_trace
+        .into_iter()
+        .filter(|(_, (span, busy))| *span > 0.0 && (span - busy) / span >= 0.01)
+        .map(|(trace, (span, busy))| {
+            format!(
+                "trace {trace}: {:.0}% of its GPU work as priced is idle gaps between kernels, kept as recorded (the same host launches them; --idle none drops them)",
+                100.0 * (span - busy) / span
             )
         })
         .collect()
