@@ -20,7 +20,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-# (Lambda file pair under LAMBDA_DIR, Lambda's name_gpu, tracecast --gpu).
+# (subfolder of LAMBDA_DIR with the row's files, Lambda's name_gpu, tracecast --gpu);
+# the first row, the V100, is what the ratio columns divide by.
 ROWS = [
     ("", "LambdaCloud V100 16GB", "V100"),
     ("", "LambdaCloud A10", "A10"),
