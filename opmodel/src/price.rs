@@ -13,7 +13,7 @@ use crate::features::Timing;
 use crate::gpu::GpuSpec;
 use crate::model::OpModel;
 use crate::shipped::shipped_model;
-use crate::work::{EwFunc, OpKind, OpWork, Pass, Tf32Path};
+use crate::work::{EwFunc, OpWork, Pass, Tf32Path};
 
 /// What to price: one model configuration at each batch size on each GPU.
 #[derive(Clone, Copy)]
@@ -177,10 +177,10 @@ pub fn price_model(job: &PriceJob<'_>) -> Result<ModelPrice, OpModelError> {
             .graph(f64::from(batch), f64::from(job.seqlen), job.training)
             .works(job.training);
         for (work, _) in &mut works {
-            work.tf32 = match work.kind {
-                OpKind::Gemm if job.tf32 => Tf32Path::MatrixProduct,
-                OpKind::Conv if job.tf32 => Tf32Path::Convolution,
-                _ => Tf32Path::Off,
+            work.tf32 = if job.tf32 {
+                Tf32Path::of(work.kind, false)
+            } else {
+                Tf32Path::Off
             };
         }
         for (profile, spec) in profiles.iter().zip(&specs) {

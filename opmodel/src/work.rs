@@ -156,6 +156,20 @@ pub enum Tf32Path {
     MatrixProduct,
 }
 
+impl Tf32Path {
+    /// The switch whose kernels work of `kind` runs as, were it on:
+    /// `convolution` says a cuDNN convolution launched it, whose switch
+    /// covers every kernel it launches. `Off` for work no switch covers.
+    pub fn of(kind: OpKind, convolution: bool) -> Tf32Path {
+        match kind {
+            OpKind::Conv => Tf32Path::Convolution,
+            OpKind::Gemm if convolution => Tf32Path::Convolution,
+            OpKind::Gemm => Tf32Path::MatrixProduct,
+            _ => Tf32Path::Off,
+        }
+    }
+}
+
 const F32: f64 = 4.0;
 
 impl OpWork {

@@ -59,11 +59,8 @@ impl Tf32 {
     /// whose: `convolution` says the launching operator is a cuDNN
     /// convolution, whose switch covers every kernel it launches.
     pub(crate) fn path(self, kind: OpKind, convolution: bool) -> Tf32Path {
-        let of_convolution = kind == OpKind::Conv || (kind == OpKind::Gemm && convolution);
-        let matrix_product = kind == OpKind::Gemm && !convolution;
-        match self {
-            Tf32::Auto | Tf32::PyTorchDefault | Tf32::On if of_convolution => Tf32Path::Convolution,
-            Tf32::On if matrix_product => Tf32Path::MatrixProduct,
+        match (self, Tf32Path::of(kind, convolution)) {
+            (Tf32::On, path) | (Tf32::Auto | Tf32::PyTorchDefault, path @ Tf32Path::Convolution) => path,
             _ => Tf32Path::Off,
         }
     }

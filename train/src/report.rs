@@ -52,11 +52,16 @@ fn errs(e: Option<Errors>) -> [String; 4] {
     }
 }
 
+/// All inputs' gain, the denominator of each one's share (never 0).
+fn total_gain(importance: &[(String, f64)]) -> f64 {
+    importance.iter().map(|(_, g)| g).sum::<f64>().max(f64::MIN_POSITIVE)
+}
+
 /// `importance.csv`: every input of the final model with its total gain
 /// and its share of all inputs' gain, largest first (`importance` is sorted
 /// so), for judging which feature columns earn their place.
 pub fn importance_csv(importance: &[(String, f64)]) -> String {
-    let total: f64 = importance.iter().map(|(_, g)| g).sum::<f64>().max(f64::MIN_POSITIVE);
+    let total = total_gain(importance);
     let mut out = String::from("input,gain,share\n");
     for (name, gain) in importance {
         writeln!(out, "{name},{gain},{}", gain / total).expect("writing to a String");
@@ -197,7 +202,7 @@ pub fn markdown(card: &ModelCard, evaluation: &Evaluation, importance: &[(String
         "- [importance.svg](importance.svg): the final model's inputs by total gain.\n"
     );
     let _ = writeln!(md, "Top inputs of the final model (share of total gain):\n");
-    let total: f64 = importance.iter().map(|(_, g)| g).sum::<f64>().max(f64::MIN_POSITIVE);
+    let total = total_gain(importance);
     for (name, gain) in importance.iter().take(10) {
         let _ = writeln!(md, "- `{name}`: {:.1}%", 100.0 * gain / total);
     }
