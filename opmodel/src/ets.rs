@@ -20,12 +20,24 @@ use tracecast_schemas::hardware::{Catalog, builtin_catalog, lookup_gpu};
 use crate::OpModelError;
 use crate::collect::GpuTable;
 use crate::csvio::{CsvTable, subfolders};
-use crate::ets_codes::forward_work;
+use crate::ets_codes::{element_bytes, forward_work};
 use crate::features::Timing;
 use crate::gpu::GpuSpec;
 use crate::model::OpModel;
 use crate::scored::{Evaluation, Scored, create, write_err};
 use crate::work::OpWork;
+
+/// Which kernels a row's share of the op model is calibrated with: cuDNN
+/// picks other algorithms for each operator, phase and element size
+/// (float32 convolutions run Winograd and FFT kernels that beat the FLOP
+/// count's time; float64 ones do not: on the T4, AlexNet's run 47-60x as
+/// long as in float32, for a 32x lower peak).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct KernelsOf {
+    pub op: i64,
+    pub dir: i64,
+    pub element_bytes: u8,
+}
 
 /// One forward or backward row.
 #[derive(Clone, Debug)]
@@ -39,6 +51,16 @@ pub struct EtsRow {
     pub kernel_us: Option<f64>,
 }
 
+impl EtsRow {
+    pub fn kernels_of(&self) -> KernelsOf {
+        KernelsOf {
+            op: self.op,
+            dir: self.dir,
+            element_bytes: self.work.dtype_bytes as u8,
+        }
+    }
+}
+
 pub struct EtsFile {
     pub path: PathBuf,
     /// The GPU folder, e.g. `T4CPUALL`.
@@ -46,6 +68,8 @@ pub struct EtsFile {
     pub file: String,
     pub batch: i64,
     pub h: i64,
+    /// Bytes per element of the file's input (`input_type`).
+    pub element_bytes: f64,
     pub rows: Vec<EtsRow>,
 }
 
@@ -56,10 +80,31 @@ impl EtsFile {
         format!("ets-batch:{}", self.batch)
     }
 
+    /// The configuration as reports name it: `batch 64 h 256`, with the
+    /// element type where it is not float32.
+    pub fn config(&self) -> String {
+        let dtype = match self.element_bytes as u8 {
+            2 => " float16",
+            8 => " float64",
+            _ => "",
+        };
+        format!("batch {} h {}{dtype}", self.batch, self.h)
+    }
+
     /// ETS's label in ms, where the timing columns hold one.
     pub fn label_ms(&self) -> Option<f64> {
         let walls: Option<Vec<f64>> = self.rows.iter().map(|r| r.wall_us).collect();
         walls.map(|w| w.iter().sum::<f64>() / 1e3).filter(|&ms| ms > 0.0)
+    }
+}
+
+/// Bytes per element of a file's `input_type` (1 float32, 2 float16, 3
+/// float64); float32 where the column is absent.
+fn file_element_bytes(input_type: Option<f64>) -> f64 {
+    match input_type.map(|t| t as i64) {
+        Some(2) => 2.0,
+        Some(3) => 8.0,
+        _ => 4.0,
     }
 }
 
@@ -91,12 +136,13 @@ pub fn read_ets(path: &Path, gpu_folder: &str) -> Result<EtsFile, OpModelError> 
         }
     }
     let mut rows = Vec::new();
-    let (mut batch, mut h) = (0, 0);
+    let (mut batch, mut h, mut file_bytes) = (0, 0, 4.0);
     for i in 0..table.rows.len() {
         let op = table.require(i, "op", path)? as i64;
         let dir = table.require(i, "dir", path)? as i64;
         batch = table.number(i, "batch").unwrap_or(0.0) as i64;
         h = table.number(i, "h").unwrap_or(0.0) as i64;
+        file_bytes = file_element_bytes(table.number(i, "input_type"));
         if dir != 1 && dir != 2 {
             continue;
         }
@@ -106,6 +152,7 @@ pub fn read_ets(path: &Path, gpu_folder: &str) -> Result<EtsFile, OpModelError> 
             &params,
             table.number(i, "flops").unwrap_or(0.0),
             table.number(i, "bytes").unwrap_or(0.0),
+            element_bytes(op, &params, file_bytes),
         );
         let work = if dir == 2 { fw.backward() } else { fw };
         let kernel = table.number(i, "kduration").filter(|&k| k > 0.0);
@@ -128,6 +175,7 @@ pub fn read_ets(path: &Path, gpu_folder: &str) -> Result<EtsFile, OpModelError> 
             .to_string(),
         batch,
         h,
+        element_bytes: file_bytes,
         rows,
     })
 }
@@ -165,8 +213,15 @@ pub fn read_ets_dir(root: &Path) -> Result<Vec<EtsFile>, OpModelError> {
 }
 
 /// The GPU an ETS folder was recorded on: `T4CPUALL` -> T4, `2080TiCPUALL`
-/// -> RTX 2080 Ti, looked up among the spec sheets given, then the built-in profiles.
+/// -> RTX 2080 Ti, looked up among the spec sheets given, then the built-in
+/// profiles. ETS runs in float16 and float64 too: a spec sheet's missing
+/// 16- and 64-bit rates come from the built-in profile of its GPU.
 pub fn folder_gpu(folder: &str, sheets: &GpuTable, catalog: &Catalog) -> Option<GpuSpec> {
+    let profile = |name: &str| {
+        lookup_gpu(catalog, name)
+            .ok()
+            .and_then(|p| GpuSpec::from_profile(&p).ok())
+    };
     let base = folder.trim_end_matches("CPUALL");
     let mut spaced = String::new();
     let mut prev_digit = false;
@@ -185,12 +240,14 @@ pub fn folder_gpu(folder: &str, sheets: &GpuTable, catalog: &Catalog) -> Option<
             name.split(|c: char| !c.is_ascii_alphanumeric())
                 .any(|w| w == base.to_ascii_lowercase())
         })
-        .cloned()
-        .or_else(|| {
-            lookup_gpu(catalog, &spaced)
-                .ok()
-                .and_then(|p| GpuSpec::from_profile(&p).ok())
+        .map(|sheet| {
+            let mut spec = sheet.clone();
+            if let Some(full) = profile(&sheet.name) {
+                spec.fill_missing_rates(&full);
+            }
+            spec
         })
+        .or_else(|| profile(&spaced))
 }
 
 /// Files the GPU of every ETS folder under `dirs` in `gpus`, by folder name.
@@ -222,8 +279,8 @@ pub struct EtsCalibration {
     pub overhead_us: BTreeMap<String, f64>,
     pub pooled_overhead_us: f64,
     /// By (GPU folder, op, phase), and by (op, phase) over all folders.
-    pub kernel_ratio: BTreeMap<(String, i64, i64), f64>,
-    pub pooled_kernel_ratio: BTreeMap<(i64, i64), f64>,
+    pub kernel_ratio: BTreeMap<(String, KernelsOf), f64>,
+    pub pooled_kernel_ratio: BTreeMap<KernelsOf, f64>,
     pub files: usize,
 }
 
@@ -237,8 +294,8 @@ pub fn calibrate(
     holdout: &[String],
 ) -> Result<EtsCalibration, OpModelError> {
     let mut gaps: BTreeMap<(i64, i64), Vec<f64>> = BTreeMap::new();
-    let mut kernels: BTreeMap<(i64, i64), (f64, f64)> = BTreeMap::new();
-    let mut folder_kernels: BTreeMap<(String, i64, i64), (f64, f64)> = BTreeMap::new();
+    let mut kernels: BTreeMap<KernelsOf, (f64, f64)> = BTreeMap::new();
+    let mut folder_kernels: BTreeMap<(String, KernelsOf), (f64, f64)> = BTreeMap::new();
     // Per file: its folder and its rows' (op, phase, gap).
     let mut files: Vec<FileGaps> = Vec::new();
     for file in read_ets_dir(train)? {
@@ -256,9 +313,9 @@ pub fn calibrate(
                 continue;
             };
             for k in [
-                kernels.entry((r.op, r.dir)).or_default(),
+                kernels.entry(r.kernels_of()).or_default(),
                 folder_kernels
-                    .entry((file.gpu_folder.clone(), r.op, r.dir))
+                    .entry((file.gpu_folder.clone(), r.kernels_of()))
                     .or_default(),
             ] {
                 k.0 += kernel;
@@ -319,8 +376,8 @@ impl EtsCalibration {
                 let key = (row.op, row.dir);
                 let ratio = self
                     .kernel_ratio
-                    .get(&(folder.to_string(), row.op, row.dir))
-                    .or_else(|| self.pooled_kernel_ratio.get(&key))
+                    .get(&(folder.to_string(), row.kernels_of()))
+                    .or_else(|| self.pooled_kernel_ratio.get(&row.kernels_of()))
                     .copied()
                     .unwrap_or(1.0);
                 us * ratio + typical_gap(&key)
@@ -365,7 +422,7 @@ pub fn predict_dir(
         ev.scored.push(Scored {
             set: "ets",
             gpu: file.gpu_folder.clone(),
-            group: format!("batch {} h {}", file.batch, file.h),
+            group: file.config(),
             option: String::new(),
             predicted_ms: ms,
             measured_ms: file.label_ms(),
@@ -386,12 +443,17 @@ mod tests {
     /// host cost once: ten ReLU backward rows do not multiply the latter.
     #[test]
     fn gaps_per_row_and_per_file() {
+        let relu_backward = KernelsOf {
+            op: 152,
+            dir: 2,
+            element_bytes: 4,
+        };
         let calibration = EtsCalibration {
             gap_us: [((152, 2), 2.0)].into_iter().collect(),
             overhead_us: [("T4CPUALL".to_string(), 5000.0)].into_iter().collect(),
             pooled_overhead_us: 3000.0,
-            kernel_ratio: [(("T4CPUALL".to_string(), 152, 2), 0.5)].into_iter().collect(),
-            pooled_kernel_ratio: [((152, 2), 2.0)].into_iter().collect(),
+            kernel_ratio: [(("T4CPUALL".to_string(), relu_backward), 0.5)].into_iter().collect(),
+            pooled_kernel_ratio: [(relu_backward, 2.0)].into_iter().collect(),
             files: 1,
         };
         let relu = EtsRow {

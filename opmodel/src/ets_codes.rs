@@ -68,9 +68,25 @@ fn matmul(t: &[Vec<f64>]) -> Option<OpWork> {
     OpWork::matmul(a, b, numel(&a[..a.len().saturating_sub(2)]))
 }
 
-/// The forward work of one row from its op code and params; PyProf's own
-/// FLOP and byte estimates, where it made them, replace ours.
-pub(crate) fn forward_work(op: i64, p: &[f64], flops: f64, bytes: f64) -> OpWork {
+/// Element sizes a float tensor can have: half, single, double.
+const FLOAT_BYTES: [f64; 3] = [2.0, 4.0, 8.0];
+
+/// Bytes per element of a row's math: a convolution's params end with it,
+/// other ops lead each tensor with it (the first tensor is the data; a
+/// loss's second holds the labels). `file_bytes` (from the file's
+/// `input_type`) where the params give no float size.
+pub(crate) fn element_bytes(op: i64, p: &[f64], file_bytes: f64) -> f64 {
+    let from_params = if op == CONV2D { p.get(16) } else { p.first() };
+    from_params
+        .copied()
+        .filter(|b| FLOAT_BYTES.contains(b))
+        .unwrap_or(file_bytes)
+}
+
+/// The forward work of one row from its op code and params, in elements of
+/// `element_bytes`; PyProf's own FLOP and byte estimates, where it made
+/// them, replace ours.
+pub(crate) fn forward_work(op: i64, p: &[f64], flops: f64, bytes: f64, element_bytes: f64) -> OpWork {
     let t = tensors(p);
     let first = t.first().cloned().unwrap_or_default();
     let n = numel(&first);
@@ -111,6 +127,9 @@ pub(crate) fn forward_work(op: i64, p: &[f64], flops: f64, bytes: f64) -> OpWork
             None => OpWork::reduction(n, n / 4.0),
         },
     };
+    // Our estimates above count float32 elements.
+    work.bytes *= element_bytes / 4.0;
+    work.dtype_bytes = element_bytes;
     if flops > 0.0 {
         work.flops = flops;
     }
@@ -131,22 +150,22 @@ mod tests {
     #[test]
     fn conv_and_linear_params() {
         let conv = params("16, 3, 256, 256, 64, 63, 63, 11, 11, 2, 2, 4, 4, 1, 1, 1, 4, 0, 0, 0");
-        let w = forward_work(CONV2D, &conv, 0.0, 0.0);
+        let w = forward_work(CONV2D, &conv, 0.0, 0.0, 4.0);
         assert_eq!(w.gemm.unwrap().rows, 16.0 * 63.0 * 63.0);
         assert_eq!(w.flops, 2.0 * 16.0 * 63.0 * 63.0 * 64.0 * 3.0 * 121.0);
         let lin = params("4, 16, 9216, 0, 0, 0, 0, 0, 0, 0, 4, 4096, 9216, 0, 0, 0, 0, 0, 0, 0, 4, 4096, 0");
-        let l = forward_work(LINEAR, &lin, 0.0, 0.0);
+        let l = forward_work(LINEAR, &lin, 0.0, 0.0, 4.0);
         let g = l.gemm.unwrap();
         assert_eq!((g.rows, g.inner, g.cols), (16.0, 9216.0, 4096.0));
         // PyProf's estimate wins where it made one.
-        assert_eq!(forward_work(LINEAR, &lin, 123.0, 0.0).flops, 123.0);
+        assert_eq!(forward_work(LINEAR, &lin, 123.0, 0.0, 4.0).flops, 123.0);
     }
 
     /// Codes beyond AlexNet's are priced as the work they launch.
     #[test]
     fn other_models_codes_map_to_their_kinds() {
         // A ResNet batch norm over (32, 64, 56, 56): per-channel statistics.
-        let bn = forward_work(BATCH_NORM, &params("4, 32, 64, 56, 56, 0, 0, 0, 0, 0"), 0.0, 0.0);
+        let bn = forward_work(BATCH_NORM, &params("4, 32, 64, 56, 56, 0, 0, 0, 0, 0"), 0.0, 0.0, 4.0);
         assert_eq!(bn.kind, OpKind::Norm);
         assert_eq!(bn.row_len, 32.0 * 56.0 * 56.0);
         // A batched matmul of (8, 128, 64) x (8, 64, 128), and addmm's bias first.
@@ -155,6 +174,7 @@ mod tests {
             &params("4, 8, 128, 64, 0, 0, 0, 0, 0, 0, 4, 8, 64, 128, 0, 0, 0, 0, 0, 0"),
             0.0,
             0.0,
+            4.0,
         );
         assert_eq!(bmm.flops, 2.0 * 8.0 * 128.0 * 64.0 * 128.0);
         let addmm = forward_work(
@@ -164,15 +184,33 @@ mod tests {
             ),
             0.0,
             0.0,
+            4.0,
         );
         let g = addmm.gemm.unwrap();
         assert_eq!((g.rows, g.inner, g.cols), (32.0, 256.0, 512.0));
-        let kind = |op: i64| forward_work(op, &params("4, 1024, 1024, 0, 0, 0, 0, 0, 0, 0"), 0.0, 0.0).kind;
+        let kind = |op: i64| forward_work(op, &params("4, 1024, 1024, 0, 0, 0, 0, 0, 0, 0"), 0.0, 0.0, 4.0).kind;
         assert_eq!(kind(243), OpKind::Elementwise); // hardswish
         assert_eq!(kind(213), OpKind::Copy); // cat
         assert_eq!(kind(LAYER_NORM), OpKind::Norm);
         assert_eq!(kind(SOFTMAX), OpKind::Softmax);
         assert_eq!(kind(199), OpKind::Reduction); // adaptive_avg_pool2d
         assert_eq!(kind(EMBEDDING), OpKind::Gather);
+    }
+
+    /// ETS runs every configuration in float16, float32 and float64: the
+    /// element size comes from the row, PyProf's byte counts keep theirs.
+    #[test]
+    fn element_size_comes_from_the_row() {
+        let conv16 = params("64, 64, 31, 31, 192, 31, 31, 5, 5, 2, 2, 1, 1, 1, 1, 1, 2, 0, 0, 0");
+        assert_eq!(element_bytes(CONV2D, &conv16, 4.0), 2.0);
+        let w = forward_work(CONV2D, &conv16, 0.0, 0.0, 2.0);
+        let w32 = forward_work(CONV2D, &conv16, 0.0, 0.0, 4.0);
+        assert_eq!((w.dtype_bytes, w.flops), (2.0, w32.flops));
+        assert_eq!(w.bytes * 2.0, w32.bytes);
+        let relu64 = params("8, 64, 64, 63, 63, 0, 0, 0, 0, 0");
+        assert_eq!(element_bytes(RELU, &relu64, 4.0), 8.0);
+        assert_eq!(forward_work(RELU, &relu64, 0.0, 260112384.0, 8.0).bytes, 260112384.0);
+        // No float size in the params: the file's.
+        assert_eq!(element_bytes(RELU, &params("0, 0, 0"), 8.0), 8.0);
     }
 }

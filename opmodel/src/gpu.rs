@@ -20,6 +20,10 @@ pub struct GpuSpec {
     /// profile gives it. NeuSight's spec sheets do not.
     #[serde(default)]
     pub peak_tf32_flops: Option<f64>,
+    /// Dense FP64 (non-tensor) FLOP/s, when the profile gives it. NeuSight's
+    /// spec sheets do not.
+    #[serde(default)]
+    pub peak_fp64_flops: Option<f64>,
     /// Memory bandwidth, bytes/s.
     pub bandwidth: f64,
     /// SMs (compute units); NaN when the profile does not say (`null` in JSON).
@@ -47,13 +51,15 @@ mod nan_as_null {
 }
 
 impl GpuSpec {
-    /// Whether two specs give the same figures (the name aside): a GPU the
-    /// model trained on may come back under another name.
+    /// Whether two specs give the same float32 figures (the name aside): a
+    /// GPU the model trained on may come back under another name, or with
+    /// the 16- and 64-bit rates its spec sheet lacked filled in
+    /// (`fill_missing_rates`). The trees read float32 figures only: every
+    /// measurement they learned from ran in float32.
     pub fn same_figures(&self, other: &GpuSpec) -> bool {
         let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
         same(self.peak_fp32_flops, other.peak_fp32_flops)
             && self.peak_fp32_matrix_flops == other.peak_fp32_matrix_flops
-            && self.peak_half_flops == other.peak_half_flops
             && same(self.bandwidth, other.bandwidth)
             && same(self.sm_count, other.sm_count)
             && same(self.l2_bytes, other.l2_bytes)
@@ -82,6 +88,7 @@ impl GpuSpec {
             peak_tf32_flops: (p.vendor == Vendor::Nvidia)
                 .then(|| p.compute.peak_tf32_tflops.as_ref().map(|s| s.value * 1e12 / dies))
                 .flatten(),
+            peak_fp64_flops: p.peak_fp64_flops().map(|f| f / dies),
             bandwidth: p
                 .memory_bandwidth_bytes_per_s()
                 .ok_or_else(|| missing("memory bandwidth"))?
@@ -98,12 +105,25 @@ impl GpuSpec {
     }
 
     /// The peak rate for elements of `dtype_bytes`: 16-bit math runs on
-    /// tensor cores where the GPU has them.
+    /// tensor cores where the GPU has them; 64-bit math at the GPU's FP64
+    /// rate, or where no figure gives it, at half the FP32 rate: the most
+    /// any GPU has, so the time is never priced below what it can be.
     pub fn peak_flops(&self, dtype_bytes: f64) -> f64 {
-        match self.peak_half_flops {
-            Some(half) if dtype_bytes <= 2.0 => half,
+        match (self.peak_half_flops, self.peak_fp64_flops) {
+            (Some(half), _) if dtype_bytes <= 2.0 => half,
+            (_, Some(fp64)) if dtype_bytes >= 8.0 => fp64,
+            _ if dtype_bytes >= 8.0 => self.peak_fp32_flops / 2.0,
             _ => self.peak_fp32_flops,
         }
+    }
+
+    /// The 16- and 64-bit rates this spec lacks, from `other`: a spec sheet
+    /// gives float32 figures only (NeuSight's), a built-in profile of the
+    /// same GPU gives the rest.
+    pub fn fill_missing_rates(&mut self, other: &GpuSpec) {
+        self.peak_half_flops = self.peak_half_flops.or(other.peak_half_flops);
+        self.peak_tf32_flops = self.peak_tf32_flops.or(other.peak_tf32_flops);
+        self.peak_fp64_flops = self.peak_fp64_flops.or(other.peak_fp64_flops);
     }
 
     /// The peak rate `work` runs against: matrix products (GEMMs,
@@ -194,5 +214,27 @@ mod tests {
             ..OpWork::elementwise(EwFunc::Gelu, 1e6, 1.0)
         };
         assert_eq!(h100.tf32_peak_for(&elementwise), None);
+    }
+
+    /// Float64 work runs at the FP64 rate; a spec sheet that gives none is
+    /// never priced faster than half its FP32 rate, and borrows the rates it
+    /// lacks from a profile of its GPU without turning into another GPU for
+    /// the float32-trained trees.
+    #[test]
+    fn float64_runs_at_the_fp64_rate_and_sheets_borrow_missing_rates() {
+        let t4 = spec_of("T4");
+        assert_eq!(t4.peak_flops(8.0), 0.25e12);
+        assert_eq!(t4.peak_flops(4.0), t4.peak_fp32_flops);
+        let sheet = GpuSpec {
+            peak_half_flops: None,
+            peak_fp64_flops: None,
+            ..t4.clone()
+        };
+        assert_eq!(sheet.peak_flops(8.0), t4.peak_fp32_flops / 2.0);
+        assert_eq!(sheet.peak_flops(2.0), t4.peak_fp32_flops);
+        let mut filled = sheet.clone();
+        filled.fill_missing_rates(&t4);
+        assert_eq!((filled.peak_flops(2.0), filled.peak_flops(8.0)), (65e12, 0.25e12));
+        assert!(filled.same_figures(&sheet));
     }
 }

@@ -552,6 +552,7 @@ mod tests {
             peak_fp32_matrix_flops: None,
             peak_half_flops: None,
             peak_tf32_flops: None,
+            peak_fp64_flops: None,
             bandwidth: gbs * 1e9,
             sm_count: sms,
             l2_bytes: 6.0 * 1024.0 * 1024.0,

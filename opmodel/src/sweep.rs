@@ -60,15 +60,12 @@ pub fn sweep(
         }
         // GPUs with the same spec figures (A100 PCIe and SXM4 40GB, MI210
         // and MI250) are one GPU to the model: held out together.
-        let twins: Vec<&String> = keys
-            .iter()
-            .filter(|k| *k == key || gpus.spec(k).zip(gpus.spec(key)).is_some_and(|(a, b)| a.same_figures(b)))
-            .collect();
+        // An ETS folder's GPU may have rates its spec sheet lacks filled in.
+        let twin = |k: &String| k == key || gpus.spec(k).zip(gpus.spec(key)).is_some_and(|(a, b)| a.same_figures(b));
+        let twins: Vec<&String> = keys.iter().filter(|k| twin(k)).collect();
         covered.extend(twins.iter().copied());
         let mut unit: Vec<String> = twins.into_iter().cloned().collect();
-        if let Some(i) = gpus.get(key) {
-            unit.extend(ets_folders.iter().filter(|f| gpus.get(f) == Some(i)).cloned());
-        }
+        unit.extend(ets_folders.iter().filter(|f| twin(f)).cloned());
         units.push(unit);
     }
     units.extend(ets_folders.iter().map(|f| vec![f.clone()]));

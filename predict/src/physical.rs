@@ -305,6 +305,7 @@ mod tests {
             peak_fp32_matrix_flops: None,
             peak_half_flops: None,
             peak_tf32_flops: None,
+            peak_fp64_flops: None,
             bandwidth: bw,
             sm_count: 80.0,
             l2_bytes: 6e6,

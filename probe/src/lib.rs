@@ -261,6 +261,7 @@ pub fn profile_from_properties(props: &DeviceProperties, measured: Option<Measur
             peak_tf32_tflops: None,
             peak_fp16_tflops: None,
             peak_bf16_tflops: None,
+            peak_fp64_tflops: None,
         },
         memory: Memory {
             size_gb: (props.total_mem_bytes > 0)

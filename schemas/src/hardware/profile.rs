@@ -112,6 +112,10 @@ pub struct Compute {
     /// BF16 on tensor / matrix cores.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_bf16_tflops: Option<Sourced<f64>>,
+    /// Non-tensor (vector) FP64: from half the FP32 rate (HPC parts) down
+    /// to 1/64 of it (GeForce and workstation Ampere and Ada).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_fp64_tflops: Option<Sourced<f64>>,
 }
 
 /// Memory figures. Sizes and bandwidths are as vendors state them: decimal
@@ -313,6 +317,11 @@ impl HardwareProfile {
     /// Peak dense BF16 in FLOP/s.
     pub fn peak_bf16_flops(&self) -> Option<f64> {
         self.compute.peak_bf16_tflops.as_ref().map(|s| s.value * 1e12)
+    }
+
+    /// Peak dense FP64 (non-tensor) in FLOP/s.
+    pub fn peak_fp64_flops(&self) -> Option<f64> {
+        self.compute.peak_fp64_tflops.as_ref().map(|s| s.value * 1e12)
     }
 
     /// Memory bandwidth in bytes/s.

@@ -53,6 +53,7 @@ impl HardwareProfile {
         check_float("compute.peak_tf32_tflops", &c.peak_tf32_tflops)?;
         check_float("compute.peak_fp16_tflops", &c.peak_fp16_tflops)?;
         check_float("compute.peak_bf16_tflops", &c.peak_bf16_tflops)?;
+        check_float("compute.peak_fp64_tflops", &c.peak_fp64_tflops)?;
         if let (Some(base), Some(boost)) = (&c.base_clock_mhz, &c.boost_clock_mhz)
             && base.value > boost.value
         {
