@@ -278,7 +278,8 @@ pub struct EtsCalibration {
     pub gap_us: BTreeMap<(i64, i64), f64>,
     pub overhead_us: BTreeMap<String, f64>,
     pub pooled_overhead_us: f64,
-    /// By (GPU folder, op, phase), and by (op, phase) over all folders.
+    /// By (GPU folder, op, phase, element size), and by (op, phase, element
+    /// size) over all folders.
     pub kernel_ratio: BTreeMap<(String, KernelsOf), f64>,
     pub pooled_kernel_ratio: BTreeMap<KernelsOf, f64>,
     pub files: usize,

@@ -50,6 +50,12 @@ mod nan_as_null {
     }
 }
 
+/// Whether elements of `dtype_bytes` are float32: the only type that TF32
+/// and AMD's FP32 matrix path take.
+fn is_float32(dtype_bytes: f64) -> bool {
+    dtype_bytes > 2.0 && dtype_bytes < 8.0
+}
+
 impl GpuSpec {
     /// Whether two specs give the same float32 figures (the name aside): a
     /// GPU the model trained on may come back under another name, or with
@@ -139,7 +145,7 @@ impl GpuSpec {
 
     /// The TF32 tensor-core rate `work` runs at on this GPU, if it does.
     pub fn tf32_peak_for(&self, work: &OpWork) -> Option<f64> {
-        let matrix_f32 = matches!(work.kind, OpKind::Gemm | OpKind::Conv) && work.dtype_bytes > 2.0;
+        let matrix_f32 = matches!(work.kind, OpKind::Gemm | OpKind::Conv) && is_float32(work.dtype_bytes);
         self.peak_tf32_flops
             .filter(|_| work.tf32 != Tf32Path::Off && matrix_f32)
     }
@@ -162,7 +168,7 @@ impl GpuSpec {
     /// the GPU has an FP32 path through them.
     pub fn peak_gemm_flops(&self, dtype_bytes: f64) -> f64 {
         match self.peak_fp32_matrix_flops {
-            Some(mm) if dtype_bytes > 2.0 => mm,
+            Some(mm) if is_float32(dtype_bytes) => mm,
             _ => self.peak_flops(dtype_bytes),
         }
     }
@@ -209,6 +215,12 @@ mod tests {
             ..allowed
         };
         assert_eq!(h100.tf32_peak_for(&half), None);
+        let double = OpWork {
+            dtype_bytes: 8.0,
+            ..allowed
+        };
+        assert_eq!(h100.tf32_peak_for(&double), None);
+        assert_eq!(h100.peak_for(&double), 33.5e12);
         let elementwise = OpWork {
             tf32: Tf32Path::MatrixProduct,
             ..OpWork::elementwise(EwFunc::Gelu, 1e6, 1.0)
