@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use tracecast_schemas::hardware::{Catalog, builtin_catalog, lookup_gpu};
+use tracecast_schemas::hardware::{Catalog, builtin_catalog};
 
 use crate::OpModelError;
 use crate::collect::GpuTable;
@@ -217,11 +217,6 @@ pub fn read_ets_dir(root: &Path) -> Result<Vec<EtsFile>, OpModelError> {
 /// profiles. ETS runs in float16 and float64 too: a spec sheet's missing
 /// 16- and 64-bit rates come from the built-in profile of its GPU.
 pub fn folder_gpu(folder: &str, sheets: &GpuTable, catalog: &Catalog) -> Option<GpuSpec> {
-    let profile = |name: &str| {
-        lookup_gpu(catalog, name)
-            .ok()
-            .and_then(|p| GpuSpec::from_profile(&p).ok())
-    };
     let base = folder.trim_end_matches("CPUALL");
     let mut spaced = String::new();
     let mut prev_digit = false;
@@ -242,12 +237,12 @@ pub fn folder_gpu(folder: &str, sheets: &GpuTable, catalog: &Catalog) -> Option<
         })
         .map(|sheet| {
             let mut spec = sheet.clone();
-            if let Some(full) = profile(&sheet.name) {
+            if let Some(full) = GpuSpec::builtin(catalog, &sheet.name) {
                 spec.fill_missing_rates(&full);
             }
             spec
         })
-        .or_else(|| profile(&spaced))
+        .or_else(|| GpuSpec::builtin(catalog, &spaced))
 }
 
 /// Files the GPU of every ETS folder under `dirs` in `gpus`, by folder name.

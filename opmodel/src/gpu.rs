@@ -1,7 +1,7 @@
 //! The GPU figures the physics needs, from a hardware profile or spec sheet.
 
 use serde::{Deserialize, Serialize};
-use tracecast_schemas::hardware::{HardwareProfile, Vendor};
+use tracecast_schemas::hardware::{Catalog, HardwareProfile, Vendor, lookup_gpu};
 
 use crate::OpModelError;
 use crate::work::{OpKind, OpWork, Tf32Path};
@@ -108,6 +108,14 @@ impl GpuSpec {
                 .map_or(f64::NAN, |s| f64::from(s.value) / dies),
             l2_bytes: p.l2_bytes().unwrap_or(0.0) / dies,
         })
+    }
+
+    /// The built-in profile `name` resolves to, as a spec; `None` where no
+    /// single profile matches or it lacks the figures a spec needs.
+    pub fn builtin(catalog: &Catalog, name: &str) -> Option<GpuSpec> {
+        lookup_gpu(catalog, name)
+            .ok()
+            .and_then(|profile| GpuSpec::from_profile(&profile).ok())
     }
 
     /// The peak rate for elements of `dtype_bytes`: 16-bit math runs on

@@ -66,10 +66,7 @@ fn add_label_folder_gpus(gpus: &mut GpuTable, dirs: &[&Path]) -> Result<(), OpMo
             if gpus.get(&folder).is_some() {
                 continue;
             }
-            let found = tracecast_schemas::hardware::lookup_gpu(&catalog, &folder.replace('_', " "))
-                .ok()
-                .and_then(|profile| GpuSpec::from_profile(&profile).ok());
-            match found {
+            match GpuSpec::builtin(&catalog, &folder.replace('_', " ")) {
                 Some(spec) => {
                     tracing::info!(folder, profile = spec.name, "no spec sheet: using the built-in profile");
                     gpus.insert(&folder, spec);
