@@ -10,4 +10,7 @@ LAMBDA=../shared/public/lambda-deeplearning-benchmark
 CONFIG=../shared/public/neusight/DLmodel_configs/bert_large.json
 [ -d "$LAMBDA" ] && [ -f "$CONFIG" ] || { echo "missing $LAMBDA or $CONFIG"; exit 1; }
 make -s build
-python3 bench/lambda.py "$PWD/target/release/tracecast" "$LAMBDA" "$CONFIG"
+for precision in fp32 fp16; do
+  python3 bench/lambda.py "$PWD/target/release/tracecast" "$LAMBDA" "$CONFIG" "$precision"
+  echo
+done

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The two TF32 speed-ups the op model prices float32 matrix work with
-# (opmodel/src/model.rs, `tf32_speedup`), measured (issue 16):
+# (opmodel/src/tensor_cores.rs, `speedup`), measured (issue 16):
 # - convolutions (cuDNN): ResNet-50 on one H100 SXM5, strict float32 against
 #   TF32 (bench/measured/h100-sxm5/kineto; bench/tf32/convolutions.sql);
 # - matrix products (cuBLAS, CUTLASS): the TF32 products of more than

@@ -416,6 +416,56 @@ fn ops_price_prices_a_configuration_on_several_gpus() {
     );
 }
 
+/// `ops price --precision bf16`: mixed precision halves the bytes of every
+/// activation and runs matrix products on 16-bit tensor cores, so a GPU
+/// with fast ones (H100) gains more than one with slow ones (T4); the
+/// optimizer step keeps its float32 weights and does not move.
+#[test]
+fn ops_price_mixed_precision_gains_most_where_tensor_cores_are_fastest() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = gpt2_medium(dir.path());
+    let price = |precision: &str| {
+        let run = tracecast(&[
+            "ops",
+            "price",
+            "--config",
+            s(&config),
+            "--gpu",
+            "T4",
+            "--gpu",
+            "H100",
+            "--batch-size",
+            "8",
+            "--seqlen",
+            "1024",
+            "--precision",
+            precision,
+            "--format",
+            "csv",
+        ]);
+        let (stdout, stderr) = text(&run);
+        assert!(run.status.success(), "{stderr}");
+        stdout
+    };
+    let (float32, half) = (price("fp32"), price("bf16"));
+    assert_eq!(half, price("fp16"), "fp16 and bf16 price alike");
+    let column = |csv_text: &str, gpu: &str, column: &str| priced(csv_text, &[("gpu", gpu)], column);
+    let gain = |gpu: &str| column(&float32, gpu, "gemm_ms") / column(&half, gpu, "gemm_ms");
+    assert!(gain("T4") > 1.5, "T4 GEMMs {}x faster in 16 bits", gain("T4"));
+    assert!(gain("H100") > gain("T4"), "H100 {}x, T4 {}x", gain("H100"), gain("T4"));
+    for gpu in ["T4", "H100"] {
+        let (f, h) = (
+            column(&float32, gpu, "elementwise_ms"),
+            column(&half, gpu, "elementwise_ms"),
+        );
+        assert!(h < f * 0.75, "{gpu}: element-wise {h} ms in 16 bits, {f} ms in float32");
+        assert_eq!(
+            column(&half, gpu, "optimizer_ms"),
+            column(&float32, gpu, "optimizer_ms")
+        );
+    }
+}
+
 /// `ops price --tf32 on`: matrix products on TF32 tensor cores speed up
 /// the GPUs that have them (A100, H100) and leave the others (V100, T4) as
 /// they were; element-wise work and the optimizer step do not move.

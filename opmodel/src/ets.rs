@@ -20,23 +20,38 @@ use tracecast_schemas::hardware::{Catalog, builtin_catalog};
 use crate::OpModelError;
 use crate::collect::GpuTable;
 use crate::csvio::{CsvTable, subfolders};
-use crate::ets_codes::{element_bytes, forward_work};
+use crate::ets_codes::{self, element_bytes, forward_work};
 use crate::features::Timing;
 use crate::gpu::GpuSpec;
 use crate::model::OpModel;
 use crate::scored::{Evaluation, Scored, create, write_err};
-use crate::work::OpWork;
+use crate::work::{OpKind, OpWork};
 
 /// Which kernels a row's share of the op model is calibrated with: cuDNN
-/// picks other algorithms for each operator, phase and element size
-/// (float32 convolutions run Winograd and FFT kernels that beat the FLOP
-/// count's time; float64 ones do not: on the T4, AlexNet's run 47-60x as
-/// long as in float32, for a 32x lower peak).
+/// picks other algorithms for each operator, kind of work, phase and
+/// element size (float32 3x3 convolutions run Winograd and FFT kernels
+/// that beat the FLOP count's time, 1x1 ones GEMMs; float64 ones neither:
+/// on the T4, AlexNet's run 47-60x as long as in float32, for a 32x lower
+/// peak). `op: None` stands for every operator of the kind: streaming
+/// kernels (element-wise, norms, pools) of one kind share their code, so
+/// an operator the training files lack (ReLU6) takes its kind's ratio
+/// (ReLU's).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct KernelsOf {
-    pub op: i64,
+    pub op: Option<i64>,
+    pub kind: u8,
     pub dir: i64,
     pub element_bytes: u8,
+}
+
+impl KernelsOf {
+    /// The key of every operator of this kind, for kinds whose kernels
+    /// are alike across operators; `None` for matrix work, whose library
+    /// algorithms differ by operator.
+    fn any_op(self) -> Option<KernelsOf> {
+        let matrix = [OpKind::Gemm as u8, OpKind::Conv as u8].contains(&self.kind);
+        (!matrix).then_some(KernelsOf { op: None, ..self })
+    }
 }
 
 /// One forward or backward row.
@@ -46,15 +61,22 @@ pub struct EtsRow {
     /// 1 forward, 2 backward (optimizer rows are not part of the label).
     pub dir: i64,
     pub work: OpWork,
-    /// `kduration + max(space, 0)`, µs; `None` when the timing is zeroed.
+    /// `kduration + max(space, 0)`, µs; `None` when the timing is zeroed
+    /// or the row is `unrecorded`.
     pub wall_us: Option<f64>,
     pub kernel_us: Option<f64>,
+    /// Kernels that ran without a row of their own: ETS's analyzer records
+    /// no backward row for most matrix products (`linear`, whose
+    /// backward is two more products), so their time sits in the gaps of
+    /// the rows around them, in the label all the same.
+    pub unrecorded: bool,
 }
 
 impl EtsRow {
     pub fn kernels_of(&self) -> KernelsOf {
         KernelsOf {
-            op: self.op,
+            op: Some(self.op),
+            kind: self.work.kind as u8,
             dir: self.dir,
             element_bytes: self.work.dtype_bytes as u8,
         }
@@ -80,20 +102,21 @@ impl EtsFile {
         format!("ets-batch:{}", self.batch)
     }
 
-    /// The configuration as reports name it: `batch 64 h 256`, with the
-    /// element type where it is not float32.
+    /// The model and configuration as reports name them (`resnet18 batch
+    /// 64 h 256`), with the element type where it is not float32.
     pub fn config(&self) -> String {
         let dtype = match self.element_bytes as u8 {
             2 => " float16",
             8 => " float64",
             _ => "",
         };
-        format!("batch {} h {}{dtype}", self.batch, self.h)
+        let model = self.file.split('.').next().unwrap_or_default();
+        format!("{model} batch {} h {}{dtype}", self.batch, self.h)
     }
 
     /// ETS's label in ms, where the timing columns hold one.
     pub fn label_ms(&self) -> Option<f64> {
-        let walls: Option<Vec<f64>> = self.rows.iter().map(|r| r.wall_us).collect();
+        let walls: Option<Vec<f64>> = self.rows.iter().filter(|r| !r.unrecorded).map(|r| r.wall_us).collect();
         walls.map(|w| w.iter().sum::<f64>() / 1e3).filter(|&ms| ms > 0.0)
     }
 }
@@ -136,6 +159,15 @@ pub fn read_ets(path: &Path, gpu_folder: &str) -> Result<EtsFile, OpModelError> 
         }
     }
     let mut rows = Vec::new();
+    // Autograd sequence numbers of the forward matrix products, and of
+    // every backward row.
+    let mut forward_products: Vec<(f64, EtsRow)> = Vec::new();
+    let mut backward_seqs: Vec<f64> = Vec::new();
+    // Rows whose params give no shape take it from elsewhere: a forward
+    // attention from the input of the row before it, a backward row from
+    // its forward row (same sequence number).
+    let mut previous_input: Vec<f64> = Vec::new();
+    let mut forward_by_seq: Vec<(f64, OpWork)> = Vec::new();
     let (mut batch, mut h, mut file_bytes) = (0, 0, 4.0);
     for i in 0..table.rows.len() {
         let op = table.require(i, "op", path)? as i64;
@@ -147,24 +179,62 @@ pub fn read_ets(path: &Path, gpu_folder: &str) -> Result<EtsFile, OpModelError> 
             continue;
         }
         let params = parse_params(table.get(i, "params"));
-        let fw = forward_work(
-            op,
-            &params,
-            table.number(i, "flops").unwrap_or(0.0),
-            table.number(i, "bytes").unwrap_or(0.0),
-            element_bytes(op, &params, file_bytes),
-        );
+        let seq = table.number(i, "seq").unwrap_or(f64::NAN);
+        let bytes_per_element = element_bytes(op, &params, file_bytes);
+        let shapeless = ets_codes::is_shapeless(op, &params);
+        let inferred = match dir {
+            1 if shapeless => ets_codes::attention_work(op, &previous_input, bytes_per_element),
+            _ if shapeless => forward_by_seq.iter().find(|(s, _)| *s == seq).map(|(_, w)| *w),
+            _ => None,
+        };
+        let fw = inferred.unwrap_or_else(|| {
+            forward_work(
+                op,
+                &params,
+                table.number(i, "flops").unwrap_or(0.0),
+                table.number(i, "bytes").unwrap_or(0.0),
+                bytes_per_element,
+            )
+        });
+        if dir == 1 {
+            if !shapeless {
+                previous_input = ets_codes::first_tensor(&params);
+            }
+            forward_by_seq.push((seq, fw));
+        }
         let work = if dir == 2 { fw.backward() } else { fw };
         let kernel = table.number(i, "kduration").filter(|&k| k > 0.0);
         let wall = kernel.map(|k| (k + table.number(i, "space").unwrap_or(0.0).max(0.0)) / 1e3);
+        if dir == 2 {
+            backward_seqs.push(seq);
+        } else if ets_codes::has_unrecorded_backward(op) && !seq.is_nan() {
+            forward_products.push((
+                seq,
+                EtsRow {
+                    op,
+                    dir: 2,
+                    work: fw.backward(),
+                    wall_us: None,
+                    kernel_us: None,
+                    unrecorded: true,
+                },
+            ));
+        }
         rows.push(EtsRow {
             op,
             dir,
             work,
             wall_us: wall,
             kernel_us: kernel.map(|k| k / 1e3),
+            unrecorded: false,
         });
     }
+    rows.extend(
+        forward_products
+            .into_iter()
+            .filter(|(seq, _)| !backward_seqs.contains(seq))
+            .map(|(_, row)| row),
+    );
     Ok(EtsFile {
         path: path.to_path_buf(),
         gpu_folder: gpu_folder.to_string(),
@@ -265,9 +335,10 @@ pub fn add_folder_gpus(gpus: &mut GpuTable, dirs: &[&Path]) -> Result<(), OpMode
 /// so the large rows that make up a label count most); the idle gap after a
 /// row of each operator and phase (the median: the host's issue time per
 /// operator, a few µs); and, per GPU folder and over all, the rest of a
-/// file's gaps (the host's fixed cost per iteration: the loss, the start of
-/// the backward pass; 3-8 ms under the profiler's NVTX ranges), which a
-/// deeper model pays once, not once per operator.
+/// file's gaps less the op model's time for its unrecorded kernels (the
+/// host's fixed cost per iteration: the loss, the start of the backward
+/// pass, under the profiler's NVTX ranges), which a deeper model pays
+/// once, not once per operator.
 #[derive(Clone, Debug, Default)]
 pub struct EtsCalibration {
     pub gap_us: BTreeMap<(i64, i64), f64>,
@@ -280,8 +351,9 @@ pub struct EtsCalibration {
     pub files: usize,
 }
 
-/// One ETS file's folder and its rows' (op, phase, gap).
-type FileGaps = (String, Vec<(i64, i64, f64)>);
+/// One ETS file's folder, its rows' (op, phase, gap), and the op model's
+/// times for its unrecorded kernels, which ran in those gaps.
+type FileGaps = (String, Vec<(i64, i64, f64)>, Vec<(KernelsOf, f64)>);
 
 pub fn calibrate(
     model: &OpModel,
@@ -292,7 +364,6 @@ pub fn calibrate(
     let mut gaps: BTreeMap<(i64, i64), Vec<f64>> = BTreeMap::new();
     let mut kernels: BTreeMap<KernelsOf, (f64, f64)> = BTreeMap::new();
     let mut folder_kernels: BTreeMap<(String, KernelsOf), (f64, f64)> = BTreeMap::new();
-    // Per file: its folder and its rows' (op, phase, gap).
     let mut files: Vec<FileGaps> = Vec::new();
     for file in read_ets_dir(train)? {
         if holdout.iter().any(|g| g == &file.gpu_folder || *g == file.batch_key()) {
@@ -304,51 +375,68 @@ pub fn calibrate(
         let pairs: Vec<_> = file.rows.iter().map(|r| (r.work, spec)).collect();
         let predicted = model.predict_us(&pairs, Timing::Workload)?;
         let mut rows = Vec::new();
+        let mut unrecorded = Vec::new();
         for (r, p) in file.rows.iter().zip(predicted) {
+            if r.unrecorded {
+                unrecorded.push((r.kernels_of(), p));
+                continue;
+            }
             let (Some(wall), Some(kernel)) = (r.wall_us, r.kernel_us) else {
                 continue;
             };
-            for k in [
-                kernels.entry(r.kernels_of()).or_default(),
-                folder_kernels
-                    .entry((file.gpu_folder.clone(), r.kernels_of()))
-                    .or_default(),
-            ] {
-                k.0 += kernel;
-                k.1 += p;
+            let keys = [Some(r.kernels_of()), r.kernels_of().any_op()];
+            for key in keys.into_iter().flatten() {
+                for k in [
+                    kernels.entry(key).or_default(),
+                    folder_kernels.entry((file.gpu_folder.clone(), key)).or_default(),
+                ] {
+                    k.0 += kernel;
+                    k.1 += p;
+                }
             }
             gaps.entry((r.op, r.dir)).or_default().push(wall - kernel);
             rows.push((r.op, r.dir, wall - kernel));
         }
-        files.push((file.gpu_folder.clone(), rows));
+        files.push((file.gpu_folder.clone(), rows, unrecorded));
     }
     let gap_us: BTreeMap<(i64, i64), f64> = gaps
         .into_iter()
         .filter_map(|(k, v)| median(v).map(|m| (k, m)))
         .collect();
+    let mut calibration = EtsCalibration {
+        gap_us,
+        kernel_ratio: ratios(folder_kernels),
+        pooled_kernel_ratio: ratios(kernels),
+        files: files.len(),
+        ..EtsCalibration::default()
+    };
+    // The rest of each file's gaps, less the unrecorded kernels priced as
+    // a prediction prices them.
     let mut overheads: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for (folder, rows) in &files {
-        let rest: f64 = rows.iter().map(|(op, dir, gap)| gap - gap_us[&(*op, *dir)]).sum();
-        overheads.entry(folder.clone()).or_default().push(rest);
+    for (folder, rows, unrecorded) in &files {
+        let gaps: f64 = rows
+            .iter()
+            .map(|(op, dir, gap)| gap - calibration.gap_us[&(*op, *dir)])
+            .sum();
+        let hidden: f64 = unrecorded
+            .iter()
+            .map(|(kernels, us)| us * calibration.kernel_ratio_of(folder, *kernels))
+            .sum();
+        overheads.entry(folder.clone()).or_default().push(gaps - hidden);
     }
     let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
     let all: Vec<f64> = overheads.values().flatten().copied().collect();
-    Ok(EtsCalibration {
-        gap_us,
-        overhead_us: overheads.iter().map(|(f, v)| (f.clone(), mean(v))).collect(),
-        pooled_overhead_us: mean(&all),
-        kernel_ratio: folder_kernels
-            .into_iter()
-            .filter(|(_, (_, p))| *p > 0.0)
-            .map(|(k, (m, p))| (k, m / p))
-            .collect(),
-        pooled_kernel_ratio: kernels
-            .into_iter()
-            .filter(|(_, (_, p))| *p > 0.0)
-            .map(|(k, (m, p))| (k, m / p))
-            .collect(),
-        files: files.len(),
-    })
+    calibration.pooled_overhead_us = mean(&all);
+    calibration.overhead_us = overheads.iter().map(|(f, v)| (f.clone(), mean(v))).collect();
+    Ok(calibration)
+}
+
+/// Measured over predicted time, from their sums.
+fn ratios<K: Ord>(sums: BTreeMap<K, (f64, f64)>) -> BTreeMap<K, f64> {
+    sums.into_iter()
+        .filter(|(_, (_, p))| *p > 0.0)
+        .map(|(k, (m, p))| (k, m / p))
+        .collect()
 }
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
@@ -360,6 +448,22 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 }
 
 impl EtsCalibration {
+    /// How far the op model sat from the measured kernels of `kernels` on
+    /// `folder`: that folder's, else all folders', for the operator, else
+    /// for its kind (`KernelsOf::any_op`); 1 where no training row says.
+    fn kernel_ratio_of(&self, folder: &str, kernels: KernelsOf) -> f64 {
+        [Some(kernels), kernels.any_op()]
+            .into_iter()
+            .flatten()
+            .find_map(|key| {
+                self.kernel_ratio
+                    .get(&(folder.to_string(), key))
+                    .or_else(|| self.pooled_kernel_ratio.get(&key))
+            })
+            .copied()
+            .unwrap_or(1.0)
+    }
+
     /// A file's predicted label from its rows' op-model times, on `folder`.
     fn file_us(&self, folder: &str, rows: &[EtsRow], model_us: &[f64]) -> f64 {
         // Operators the training files lack take the median of theirs.
@@ -369,14 +473,13 @@ impl EtsCalibration {
             .iter()
             .zip(model_us)
             .map(|(row, &us)| {
-                let key = (row.op, row.dir);
-                let ratio = self
-                    .kernel_ratio
-                    .get(&(folder.to_string(), row.kernels_of()))
-                    .or_else(|| self.pooled_kernel_ratio.get(&row.kernels_of()))
-                    .copied()
-                    .unwrap_or(1.0);
-                us * ratio + typical_gap(&key)
+                let kernels = us * self.kernel_ratio_of(folder, row.kernels_of());
+                // An unrecorded kernel runs in the gaps of recorded rows.
+                if row.unrecorded {
+                    kernels
+                } else {
+                    kernels + typical_gap(&(row.op, row.dir))
+                }
             })
             .sum();
         rows_us + self.overhead_us.get(folder).copied().unwrap_or(self.pooled_overhead_us)
@@ -440,7 +543,8 @@ mod tests {
     #[test]
     fn gaps_per_row_and_per_file() {
         let relu_backward = KernelsOf {
-            op: 152,
+            op: Some(152),
+            kind: OpKind::Elementwise as u8,
             dir: 2,
             element_bytes: 4,
         };
@@ -458,6 +562,7 @@ mod tests {
             work: OpWork::elementwise(EwFunc::Relu, 1e6, 2.0),
             wall_us: None,
             kernel_us: None,
+            unrecorded: false,
         };
         let rows = vec![relu; 10];
         let model_us = vec![10.0; 10];
@@ -470,6 +575,39 @@ mod tests {
             calibration.file_us("P4CPUALL", &rows, &model_us),
             10.0 * (20.0 + 2.0) + 3000.0
         );
+    }
+
+    /// ETS's analyzer records no backward row for a linear layer, whose
+    /// backward kernels run in the gaps all the same: the file gets an
+    /// unrecorded row for them, outside the label. A row whose params give
+    /// no shape takes it from elsewhere: a forward attention from the row
+    /// before it, a backward row from its forward row.
+    #[test]
+    fn unrecorded_backward_rows_and_borrowed_shapes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vit.1_7.csv");
+        let header = "op,dir,params,flops,bytes,kduration,space,seq,batch,h,input_type";
+        let rows = [
+            r#"0,1,"[4, 64, 257, 768, 0, 0, 0, 0, 0, 0]",0,0,100,5,1,64,256,1"#,
+            r#"172,1,"[0, 0]",0,0,4000,5,2,64,256,1"#,
+            r#"201,1,"[4, 64, 257, 768, 0, 0, 0, 0, 0, 0, 4, 3072, 768, 0, 0, 0, 0, 0, 0, 0]",0,0,900,5,3,64,256,1"#,
+            r#"172,2,"[0, 0]",0,0,3000,2000,2,64,256,1"#,
+            r#"0,2,"[4, 64, 257, 768, 0, 0, 0, 0, 0, 0]",0,0,200,0,1,64,256,1"#,
+        ];
+        std::fs::write(&path, format!("{header}\n{}\n", rows.join("\n"))).unwrap();
+        let file = read_ets(&path, "T4CPUALL").unwrap();
+        assert_eq!(file.rows.len(), 6);
+        let attention = &file.rows[1];
+        assert_eq!(attention.work.kind, OpKind::Gemm);
+        let (b, l, e) = (64.0, 257.0, 768.0);
+        assert_eq!(attention.work.flops, 8.0 * b * l * e * e + 4.0 * b * l * l * e);
+        assert_eq!(file.rows[3].work, attention.work.backward());
+        let unrecorded = &file.rows[5];
+        assert!(unrecorded.unrecorded && unrecorded.dir == 2);
+        assert_eq!(unrecorded.work, file.rows[2].work.backward());
+        // The label is the recorded rows' alone: kernels plus gaps, in ms.
+        assert_eq!(file.label_ms(), Some((8200.0 + 2015.0) / 1e6));
+        assert_eq!(file.config(), "vit batch 64 h 256");
     }
 
     /// Every dataset ETS's result tables name resolves to a GPU from the

@@ -22,6 +22,7 @@ const CONV2D: i64 = 203;
 const BATCH_NORM: i64 = 205;
 const EMBEDDING: i64 = 208;
 const DROPOUT: i64 = 212;
+const MULTI_HEAD_ATTENTION: i64 = 172;
 /// `__matmul__`, `matmul`, `addmm`, `addmm_`, `mm`, `bmm`.
 const MATMULS: [i64; 6] = [206, 207, 220, 221, 222, 223];
 /// Casts (`byte` .. `short`, `to`) and copies (`cat`, `pad`, `copy_`, `clone`, `contiguous`).
@@ -40,6 +41,7 @@ fn elementwise_func(op: i64) -> Option<EwFunc> {
         71..=90 => EwFunc::Pow,
         RELU | 151 | 153..=155 | 168 => EwFunc::Relu,
         GELU => EwFunc::Gelu,
+        MULTI_HEAD_ATTENTION => return None,
         TANH | 126 => EwFunc::Tanh,
         2..=10 | 39..=66 | 91..=136 | SIGMOID | 157 | 159..=165 | 167 | 169..=175 | 243 | 244 => EwFunc::Other,
         _ => return None,
@@ -68,6 +70,43 @@ fn matmul(t: &[Vec<f64>]) -> Option<OpWork> {
     OpWork::matmul(a, b, numel(&a[..a.len().saturating_sub(2)]))
 }
 
+/// The first tensor's dims in a row's params (empty when they give none).
+pub(crate) fn first_tensor(params: &[f64]) -> Vec<f64> {
+    tensors(params).into_iter().next().unwrap_or_default()
+}
+
+/// Whether a row's params give no tensor shape (PyProf records
+/// `multi_head_attention_forward` as `[0, 0]`).
+pub(crate) fn is_shapeless(op: i64, params: &[f64]) -> bool {
+    op != CONV2D && tensors(params).is_empty()
+}
+
+/// `multi_head_attention_forward` over an input of `input` dims (batch,
+/// tokens, embedding; the row before it, a layer norm, has them): the
+/// input projection to queries, keys and values, the two attention
+/// products and the output projection, as one matrix product of their
+/// FLOPs (8 B L E^2 + 4 B L^2 E, whatever the head count): B L rows, E
+/// inner, 4 E + 2 L columns. `None` for another operator or no input.
+pub(crate) fn attention_work(op: i64, input: &[f64], element_bytes: f64) -> Option<OpWork> {
+    let [.., tokens, embedding] = input else { return None };
+    if op != MULTI_HEAD_ATTENTION || input.len() < 3 {
+        return None;
+    }
+    let rows = numel(&input[..input.len() - 1]);
+    let mut work = OpWork::gemm(1.0, rows, *embedding, 4.0 * embedding + 2.0 * tokens, 4.0);
+    work.bytes *= element_bytes / 4.0;
+    work.dtype_bytes = element_bytes;
+    Some(work)
+}
+
+/// Whether ETS's analyzer records no backward row for `op` even though its
+/// backward launches kernels: the matrix products (`linear` and the
+/// matmuls), whose backward kernels PyProf attributes to no operator.
+/// Element-wise additions have no backward row either, but no kernel.
+pub(crate) fn has_unrecorded_backward(op: i64) -> bool {
+    op == LINEAR || MATMULS.contains(&op)
+}
+
 /// Element sizes a float tensor can have: half, single, double.
 const FLOAT_BYTES: [f64; 3] = [2.0, 4.0, 8.0];
 
@@ -84,25 +123,18 @@ pub(crate) fn element_bytes(op: i64, p: &[f64], file_bytes: f64) -> f64 {
 }
 
 /// The forward work of one row from its op code and params, in elements of
-/// `element_bytes`; PyProf's own FLOP and byte estimates, where it made
-/// them, replace ours.
+/// `element_bytes`, counted as the op model's training rows count them.
+/// PyProf's own FLOP and byte estimates (`flops`, `bytes`) follow other
+/// conventions (a batch norm's bytes count four passes over its input, the
+/// op model's two), so they only stand in where the params give no shape:
+/// a forward batch norm's, which PyProf counts at 8 FLOPs an element.
 pub(crate) fn forward_work(op: i64, p: &[f64], flops: f64, bytes: f64, element_bytes: f64) -> OpWork {
     let t = tensors(p);
     let first = t.first().cloned().unwrap_or_default();
     let n = numel(&first);
     let row_len = *first.last().unwrap_or(&1.0);
     let mut work = match op {
-        // conv2d: N, C_in, H, W, C_out, H_out, W_out, kH, kW, pad_h, pad_w, stride_h, stride_w, dil_h, dil_w, groups, elem.
-        CONV2D if p.len() >= 16 => {
-            let (nb, c_in, h, w, c_out, ho, wo, kh, kw, groups) =
-                (p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[15].max(1.0));
-            let rows = nb * ho * wo;
-            let inner = c_in / groups * kh * kw;
-            let mut work = OpWork::gemm(1.0, rows, inner, c_out, 4.0);
-            work.kind = OpKind::Conv;
-            work.bytes = 4.0 * (nb * c_in * h * w + c_out * inner + rows * c_out);
-            work
-        }
+        CONV2D if p.len() >= 16 => convolution(p),
         LINEAR => match (t.first(), t.get(1)) {
             (Some(x), Some(wt)) if wt.len() == 2 => {
                 let inner = *x.last().unwrap_or(&1.0);
@@ -112,7 +144,8 @@ pub(crate) fn forward_work(op: i64, p: &[f64], flops: f64, bytes: f64, element_b
         },
         op if MATMULS.contains(&op) => matmul(&t).unwrap_or_else(|| OpWork::elementwise(EwFunc::Other, n, 1.0)),
         // Batch norm normalises over all but the channel dim; layer norm over the last.
-        BATCH_NORM => OpWork::layer_norm(n, n / first.get(1).copied().unwrap_or(1.0).max(1.0)),
+        BATCH_NORM if first.len() >= 2 => OpWork::layer_norm(n, n / first[1].max(1.0)),
+        BATCH_NORM => OpWork::layer_norm(flops / 8.0, flops / 8.0 / UNKNOWN_CHANNELS),
         LAYER_NORM | LOCAL_RESPONSE_NORM => OpWork::layer_norm(n, row_len),
         SOFTMAX | LOG_SOFTMAX | CROSS_ENTROPY => OpWork::softmax(n, row_len),
         EMBEDDING => OpWork::gather(numel(t.last().unwrap_or(&first)), n),
@@ -127,14 +160,39 @@ pub(crate) fn forward_work(op: i64, p: &[f64], flops: f64, bytes: f64, element_b
             None => OpWork::reduction(n, n / 4.0),
         },
     };
-    // Our estimates above count float32 elements.
+    // The estimates above count float32 elements.
     work.bytes *= element_bytes / 4.0;
     work.dtype_bytes = element_bytes;
-    if flops > 0.0 {
-        work.flops = flops;
+    let shapeless = t.is_empty() && op != CONV2D && op != BATCH_NORM;
+    if shapeless {
+        // PyProf's estimates are all there is.
+        if flops > 0.0 {
+            work.flops = flops;
+        }
+        if bytes > 0.0 {
+            work.bytes = bytes;
+        }
     }
-    if bytes > 0.0 {
-        work.bytes = bytes;
+    work
+}
+
+/// Channels a batch norm is taken to have where its params give no shape.
+const UNKNOWN_CHANNELS: f64 = 64.0;
+
+/// conv2d params: N, C_in, H, W, C_out, H_out, W_out, kH, kW, pad_h, pad_w,
+/// stride_h, stride_w, dil_h, dil_w, groups, element size. A 1x1
+/// convolution without groups is a matrix product of the (N x H_out x
+/// W_out) pixels by C_in -> C_out, and cuDNN runs it as one (GEMM kernels):
+/// priced as one, since the op model's convolutions are all 3x3.
+fn convolution(p: &[f64]) -> OpWork {
+    let (nb, c_in, h, w, c_out, ho, wo, kh, kw, groups) =
+        (p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7], p[8], p[15].max(1.0));
+    let rows = nb * ho * wo;
+    let inner = c_in / groups * kh * kw;
+    let mut work = OpWork::gemm(1.0, rows, inner, c_out, 4.0);
+    if kh * kw > 1.0 || groups > 1.0 {
+        work.kind = OpKind::Conv;
+        work.bytes = 4.0 * (nb * c_in * h * w + c_out * inner + rows * c_out);
     }
     work
 }
@@ -157,8 +215,50 @@ mod tests {
         let l = forward_work(LINEAR, &lin, 0.0, 0.0, 4.0);
         let g = l.gemm.unwrap();
         assert_eq!((g.rows, g.inner, g.cols), (16.0, 9216.0, 4096.0));
-        // PyProf's estimate wins where it made one.
-        assert_eq!(forward_work(LINEAR, &lin, 123.0, 0.0, 4.0).flops, 123.0);
+        // The params' shape wins over PyProf's estimates, which count
+        // otherwise than the op model's training rows.
+        assert_eq!(forward_work(LINEAR, &lin, 123.0, 456.0, 4.0), l);
+        // A 1x1 convolution is the matrix product cuDNN runs it as; a 3x3
+        // or grouped one stays a convolution.
+        let pointwise = forward_work(
+            CONV2D,
+            &params("64, 96, 16, 16, 576, 16, 16, 1, 1, 0, 0, 1, 1, 1, 1, 1, 4"),
+            0.0,
+            0.0,
+            4.0,
+        );
+        assert_eq!(pointwise.kind, OpKind::Gemm);
+        let g = pointwise.gemm.unwrap();
+        assert_eq!((g.rows, g.inner, g.cols), (64.0 * 16.0 * 16.0, 96.0, 576.0));
+        let depthwise = forward_work(
+            CONV2D,
+            &params("64, 576, 16, 16, 576, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 576, 4"),
+            0.0,
+            0.0,
+            4.0,
+        );
+        assert_eq!(depthwise.kind, OpKind::Conv);
+        assert_eq!(depthwise.flops, 2.0 * 64.0 * 256.0 * 576.0 * 9.0);
+    }
+
+    /// Rows whose params give no shape: a forward batch norm (PyProf's
+    /// FLOPs, 8 an element, give its size) and a multi-head attention
+    /// (from its input's dims); any other takes PyProf's estimates.
+    #[test]
+    fn shapeless_rows() {
+        let empty = params("4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0");
+        let bn = forward_work(BATCH_NORM, &empty, 268435456.0, 536870912.0, 4.0);
+        assert_eq!((bn.kind, bn.elements), (OpKind::Norm, 33554432.0));
+        assert_eq!(bn.bytes, OpWork::layer_norm(33554432.0, 33554432.0 / 64.0).bytes);
+        let other = forward_work(999, &empty, 10.0, 20.0, 4.0);
+        assert_eq!((other.flops, other.bytes), (10.0, 20.0));
+        assert!(is_shapeless(MULTI_HEAD_ATTENTION, &params("0, 0")));
+        let (b, l, e) = (64.0, 257.0, 768.0);
+        let mha = attention_work(MULTI_HEAD_ATTENTION, &[b, l, e], 4.0).unwrap();
+        assert_eq!(mha.flops, 8.0 * b * l * e * e + 4.0 * b * l * l * e);
+        assert!(attention_work(MULTI_HEAD_ATTENTION, &[], 4.0).is_none());
+        assert!(attention_work(RELU, &[b, l, e], 4.0).is_none());
+        assert!(has_unrecorded_backward(LINEAR) && !has_unrecorded_backward(ADD_INPLACE));
     }
 
     /// Codes beyond AlexNet's are priced as the work they launch.
@@ -209,7 +309,8 @@ mod tests {
         assert_eq!(w.bytes * 2.0, w32.bytes);
         let relu64 = params("8, 64, 64, 63, 63, 0, 0, 0, 0, 0");
         assert_eq!(element_bytes(RELU, &relu64, 4.0), 8.0);
-        assert_eq!(forward_work(RELU, &relu64, 0.0, 260112384.0, 8.0).bytes, 260112384.0);
+        let relu = forward_work(RELU, &relu64, 0.0, 0.0, 8.0);
+        assert_eq!(relu.bytes, 2.0 * forward_work(RELU, &relu64, 0.0, 0.0, 4.0).bytes);
         // No float size in the params: the file's.
         assert_eq!(element_bytes(RELU, &params("0, 0, 0"), 8.0), 8.0);
     }

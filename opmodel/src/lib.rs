@@ -22,6 +22,7 @@ mod scored;
 mod shipped;
 mod sweep;
 mod tables;
+mod tensor_cores;
 pub mod work;
 
 use std::collections::{BTreeMap, BTreeSet};

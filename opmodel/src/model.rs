@@ -16,7 +16,8 @@ use crate::OpModelError;
 use crate::features::{INPUT_NAMES, INPUTS_VERSION, Timing, inputs};
 use crate::forest::Forest;
 use crate::gpu::GpuSpec;
-use crate::work::{OpKind, OpWork, Tf32Path};
+use crate::tensor_cores;
+use crate::work::{OpKind, OpWork};
 
 /// `format` of an op-model file.
 pub const MODEL_FORMAT: &str = "tracecast.opmodel";
@@ -118,7 +119,7 @@ pub struct ModelCard {
 
 /// What the op model cannot know from its data, written into every card.
 const KNOWN_LIMITS: [&str; 6] = [
-    "FP32 only: every measurement is float32 with TF32 off; half precision is priced from the spec sheet's tensor-core rate with a utilisation learned on FP32 work, and TF32 work (predict --tf32, ops price --tf32) as float32 work sped up by the TF32/FP32 peak ratio to a power: 0.567 for convolutions (ResNet-50 on one H100, 3.11x for a 7.39x peak ratio), 0.656 for matrix products (A100s, 3.92x for 8x; bench/tf32.sh); BERT-large training with TF32 is priced within 20% of Lambda's measurements on eight GPUs, 16-19% slow on the GeForce RTX 3090 and 4090, whose TF32 rate is their FP32 rate, and 19% fast on the 150 W A10 (bench/lambda.sh)",
+    "FP32 only: every measurement is float32 with TF32 off; tensor-core work is priced as float32 work sped up by the tensor cores' peak over FP32's to a measured power: TF32 (predict --tf32, ops price --tf32) 0.567 for convolutions (ResNet-50 on one H100, 3.11x for a 7.39x peak ratio), 0.656 for matrix products (A100s, 3.92x for 8x; bench/tf32.sh); 16-bit (ops price --precision, float16 traces and ETS files) 0.214 for convolutions (AlexNet on the power-limited T4) and 0.76 for matrix products (fitted on Lambda's BERT-large on a V100); BERT-large training is priced within 20% of Lambda's measurements on eight GPUs with TF32 and within 24% in mixed precision, slow on the GeForce RTX 3090 and 4090 and fast on the 150 W A10 (bench/lambda.sh)",
     "a GPU's own efficiency is not in its spec sheet: leave-one-GPU-out error on NeuSight's labels is 11-13% on average (the fit's random seed moves it), 20-30% on the V100 (which runs closer to its peaks than any other GPU here) and 11-14% on the T4 and P4 (whose power limits throttle them); on a GPU it never trained on, no operator is priced below the lowest utilisation a trained GPU reaches on it",
     "power-limited cards (T4, P4, and by extension L4) run GEMMs at 32-56% of their spec peak, and more slowly in long randomized sweeps than in a model's run; nothing in a NeuSight spec sheet states the power limit",
     "of the NVIDIA GPUs with 128 FP32 lanes per SM (GA10x, Ada, Hopper) it has seen only those its trained GPUs list (NeuSight's are all 64-lane parts; the shipped model adds an H100 SXM5 measured by bench/gpu/measure_public.py); on the others GEMM utilisation is extrapolated",
@@ -273,25 +274,17 @@ impl OpModel {
     ///   with its ridge brought down to the trained maximum and the time to
     ///   stream its bytes, where that is faster.
     ///
-    /// Work allowed on TF32 tensor cores, on a GPU that has them, is priced
-    /// as float32 work sped up by `tf32_speedup`: no training data ran on
-    /// TF32.
+    /// Matrix work on tensor cores (TF32 where allowed and present, 16-bit
+    /// work on GPUs with 16-bit tensor cores) is priced as its float32 twin
+    /// sped up (`tensor_cores`): no training data ran on tensor cores.
     pub fn predict_us(&self, pairs: &[(OpWork, &GpuSpec)], timing: Timing) -> Result<Vec<f64>, OpModelError> {
-        let on_tf32 = |(work, gpu): &(OpWork, &GpuSpec)| gpu.tf32_peak_for(work).is_some();
-        // The trees price float32 work; a copy only where some pair is TF32.
-        let as_f32: Cow<'_, [(OpWork, &GpuSpec)]> = if pairs.iter().any(on_tf32) {
+        let twin = |(work, gpu): &(OpWork, &GpuSpec)| tensor_cores::needs_float32_pricing(work, gpu);
+        // The trees price float32 work; a copy only where some pair is not.
+        let as_f32: Cow<'_, [(OpWork, &GpuSpec)]> = if pairs.iter().any(twin) {
             Cow::Owned(
                 pairs
                     .iter()
-                    .map(|(work, gpu)| {
-                        (
-                            OpWork {
-                                tf32: Tf32Path::Off,
-                                ..*work
-                            },
-                            *gpu,
-                        )
-                    })
+                    .map(|(work, gpu)| (tensor_cores::as_float32(work), *gpu))
                     .collect(),
             )
         } else {
@@ -302,10 +295,9 @@ impl OpModel {
             .par_chunks_mut(BLOCK)
             .zip(as_f32.par_chunks(BLOCK))
             .for_each(|(priced, pairs)| self.price_block(pairs, timing, priced));
-        for ((work, gpu), t) in pairs.iter().zip(priced.iter_mut()) {
-            if let Some(tf32) = gpu.tf32_peak_for(work) {
-                let speedup = tf32_speedup(tf32 / gpu.peak_gemm_flops(work.dtype_bytes), work.tf32);
-                *t = (*t / speedup).max(gpu.roofline_us(work));
+        for (pair, t) in pairs.iter().zip(priced.iter_mut()) {
+            if twin(pair) {
+                *t = tensor_cores::from_float32_price(&pair.0, pair.1, *t);
             }
         }
         Ok(priced)
@@ -514,36 +506,11 @@ impl OpModel {
     }
 }
 
-/// How much faster float32 matrix work runs on TF32 tensor cores than on
-/// the FP32 path, for a GPU whose TF32 peak is `peak_ratio` times its FP32
-/// peak: `peak_ratio` to the power measured for the library whose kernels
-/// run it, so a GPU whose tensor cores are no faster gains nothing.
-fn tf32_speedup(peak_ratio: f64, path: Tf32Path) -> f64 {
-    let exponent = match path {
-        Tf32Path::Off => return 1.0,
-        Tf32Path::Convolution => TF32_CONVOLUTION_EXPONENT,
-        Tf32Path::MatrixProduct => TF32_MATRIX_PRODUCT_EXPONENT,
-    };
-    peak_ratio.max(1.0).powf(exponent)
-}
-
-/// Convolutions, measured on an H100 SXM5 (bench/measured/h100-sxm5/kineto,
-/// ResNet-50 at batch 32): their kernels took 28.31 ms a step in float32
-/// and 9.11 ms with TF32, 3.11x faster for a peak ratio of 494.7 / 66.9 =
-/// 7.39x; ln 3.11 / ln 7.39 = 0.567. `bench/tf32.sh` prints both exponents.
-const TF32_CONVOLUTION_EXPONENT: f64 = 0.567;
-
-/// Matrix products of more than 10 GFLOP, measured on A100s: 67.79 TFLOP/s
-/// on TF32 tensor cores in a public trace, 17.32 in float32 in NeuSight's
-/// model graphs, 3.92x for a peak ratio of 156 / 19.5 = 8; ln 3.92 / ln 8 =
-/// 0.656. cuDNN's convolutions realise less of the tensor cores' peak than
-/// cuBLAS's and CUTLASS's products do.
-const TF32_MATRIX_PRODUCT_EXPONENT: f64 = 0.656;
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::work::EwFunc;
+    use crate::work::Tf32Path;
 
     fn gpu(name: &str, tflops: f64, gbs: f64, sms: f64) -> GpuSpec {
         GpuSpec {
@@ -631,9 +598,9 @@ mod tests {
         assert!(bound > 0, "the floor never bound: the test does not exercise it");
     }
 
-    /// TF32 work is its float32 price sped up by the TF32-over-FP32 peak
-    /// ratio to the measured power, never below its TF32 roofline; a GPU
-    /// without TF32 prices it as float32.
+    /// Tensor-core work (TF32 here, 16-bit alike) is its float32 twin's
+    /// price sped up by the realised peak ratio, never below its own
+    /// roofline; a GPU without TF32 prices it as float32.
     #[test]
     fn tf32_work_is_float32_work_sped_up_by_the_realised_peak_ratio() {
         let gpus = [gpu("a", 8.0, 320.0, 40.0), gpu("b", 14.0, 900.0, 80.0)];
@@ -650,7 +617,7 @@ mod tests {
             peak_tf32_flops: Some(4.0 * 14e12),
             ..gpus[1].clone()
         };
-        let speedup = 4f64.powf(TF32_MATRIX_PRODUCT_EXPONENT);
+        let speedup = 4f64.powf(tensor_cores::TF32_MATRIX_PRODUCT_EXPONENT);
         for i in [10.0, 60.0, 110.0] {
             let f32_work = OpWork::linear(1.0, 16.0 * i, 16.0 * i, 16.0 * i);
             let tf32_work = OpWork {
@@ -668,16 +635,6 @@ mod tests {
             assert!(t[1] < t[0], "TF32 {} not faster than float32 {}", t[1], t[0]);
             assert_eq!(t[2], t[0], "no TF32 on the trained GPU: priced as float32");
         }
-        assert_eq!(
-            tf32_speedup(0.5, Tf32Path::MatrixProduct),
-            1.0,
-            "tensor cores slower than the FP32 path gain nothing"
-        );
-        assert_eq!(tf32_speedup(4.0, Tf32Path::Off), 1.0);
-        assert!(
-            tf32_speedup(4.0, Tf32Path::Convolution) < tf32_speedup(4.0, Tf32Path::MatrixProduct),
-            "cuDNN's convolutions realise less of the tensor cores' peak than matrix products"
-        );
     }
 
     /// A GEMM that is memory-bound only because a new GPU's ridge point is

@@ -38,6 +38,11 @@ pub struct PriceJob<'a> {
     /// `--tf32`); PyTorch's default is off, so a transformer runs in strict
     /// float32.
     pub tf32: bool,
+    /// Mixed precision (`torch.autocast` to float16 or bfloat16): the
+    /// activations and the matrix math in 16 bits, on 16-bit tensor cores
+    /// where a GPU has them; the weights, their gradients and the
+    /// optimizer step stay float32.
+    pub half: bool,
 }
 
 /// The optimizer step of a training iteration: a pass over the parameters
@@ -115,6 +120,8 @@ pub struct ModelPrice {
     pub training: bool,
     /// Whether its matrix products were priced on TF32 tensor cores.
     pub tf32: bool,
+    /// Whether it was priced in mixed precision (`PriceJob::half`).
+    pub half: bool,
     /// Trainable parameters of the model as run.
     pub parameters: f64,
     pub optimizer: Optimizer,
@@ -182,6 +189,9 @@ pub fn price_model(job: &PriceJob<'_>) -> Result<ModelPrice, OpModelError> {
             } else {
                 Tf32Path::Off
             };
+            if job.half {
+                *work = work.in_half();
+            }
         }
         for (profile, spec) in profiles.iter().zip(&specs) {
             let mut priced = price_pass(&model, &works, &profile.name, spec, batch)?;
@@ -197,6 +207,7 @@ pub fn price_model(job: &PriceJob<'_>) -> Result<ModelPrice, OpModelError> {
         seqlen: job.seqlen,
         training: job.training,
         tf32: job.tf32,
+        half: job.half,
         parameters,
         optimizer,
         op_model_trained_on: model.card.trained_on.clone(),

@@ -188,6 +188,15 @@ impl OpWork {
         }
     }
 
+    /// The same work on 16-bit elements: half of float32's bytes.
+    pub fn in_half(self) -> OpWork {
+        OpWork {
+            bytes: self.bytes * 2.0 / self.dtype_bytes,
+            dtype_bytes: 2.0,
+            ..self
+        }
+    }
+
     /// `batch` products of (rows x inner) by (inner x cols).
     pub fn gemm(batch: f64, rows: f64, inner: f64, cols: f64, dtype_bytes: f64) -> OpWork {
         let flops = 2.0 * batch * rows * inner * cols;

@@ -150,7 +150,8 @@ pub struct SweepArgs {
 /// (and, with --mode train, backward) pass runs, built from the config
 /// (gpt2 and its GPT-3 sizes, bert, opt, switch_transformers, llama,
 /// mistral, qwen2; float32, eager attention, as NeuSight runs them; with
-/// --tf32 on, matrix products on TF32 tensor cores), each node priced by
+/// --tf32 on, matrix products on TF32 tensor cores; with --precision
+/// bf16 or fp16, mixed precision), each node priced by
 /// the op model;
 /// in training, the optimizer step and, on several GPUs, the exposed ring
 /// all-reduce of the gradients. No data loading or host time.
@@ -191,6 +192,12 @@ pub struct PriceArgs {
     /// `--tf32`; `off`, PyTorch's default, prices strict float32.
     #[arg(long, value_parser = ["off", "on"], default_value = "off")]
     tf32: String,
+    /// `fp32`; or `fp16` / `bf16`, mixed precision as `torch.autocast`
+    /// runs it: activations and matrix math in 16 bits on tensor cores,
+    /// weights, gradients and the optimizer step in float32 (the two price
+    /// alike).
+    #[arg(long, value_parser = ["fp32", "fp16", "bf16"], default_value = "fp32")]
+    precision: String,
     /// Data-parallel GPU counts.
     #[arg(long, value_delimiter = ',', default_value = "1")]
     gpus: Vec<u32>,
@@ -230,10 +237,10 @@ fn render_price(p: &TransformerPrediction) -> String {
             (true, o) => format!("forward + backward + {o:?} step"),
         },
         price.seqlen,
-        if price.tf32 {
-            "matrix products on TF32 where the GPU has it"
-        } else {
-            "strict float32"
+        match (price.half, price.tf32) {
+            (true, _) => "mixed precision (16-bit activations and matrix math)",
+            (false, true) => "matrix products on TF32 where the GPU has it",
+            (false, false) => "strict float32",
         }
     );
     for r in &p.rows {
@@ -345,6 +352,7 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
                     op_model: args.op_model.as_deref(),
                     optimizer,
                     tf32: args.tf32 == "on",
+                    half: args.precision != "fp32",
                 },
                 scaling: args.network.scaling(args.gpus.clone()),
                 gpu_type: args.gpu_type.as_deref(),

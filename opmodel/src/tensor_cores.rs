@@ -1,0 +1,166 @@
+//! Matrix work on tensor cores (TF32, 16-bit), which no training
+//! measurement ran on: priced as the same work in float32 on the FP32 path
+//! (what the trees know), sped up by the tensor cores' peak over that path's
+//! to a power measured for the library whose kernels run it.
+
+use crate::gpu::GpuSpec;
+use crate::work::{OpKind, OpWork, Tf32Path};
+
+/// Convolutions with TF32, measured on an H100 SXM5
+/// (bench/measured/h100-sxm5/kineto, ResNet-50 at batch 32): their kernels
+/// took 28.31 ms a step in float32 and 9.11 ms with TF32, 3.11x faster for
+/// a peak ratio of 494.7 / 66.9 = 7.39x; ln 3.11 / ln 7.39 = 0.567.
+/// `bench/tf32.sh` prints both TF32 exponents.
+pub(crate) const TF32_CONVOLUTION_EXPONENT: f64 = 0.567;
+
+/// Matrix products with TF32 of more than 10 GFLOP, measured on A100s:
+/// 67.79 TFLOP/s on TF32 tensor cores in a public trace, 17.32 in float32
+/// in NeuSight's model graphs, 3.92x for a peak ratio of 156 / 19.5 = 8;
+/// ln 3.92 / ln 8 = 0.656. cuDNN's convolutions realise less of the tensor
+/// cores' peak than cuBLAS's and CUTLASS's products do.
+pub(crate) const TF32_MATRIX_PRODUCT_EXPONENT: f64 = 0.656;
+
+/// 16-bit convolutions: ETS's AlexNet on the T4 (upstream
+/// `T4CPUALL/alexnet.115_7.csv` and `.116_7.csv`, batch 64, 256x256): the
+/// convolutions' kernels took 33.26 ms forward and backward in float32 and
+/// 21.28 ms in float16, 1.56x faster for a peak ratio of 65 / 8.14 = 8.0;
+/// ln 1.56 / ln 8.0 = 0.214. The T4 is power-limited (70 W), so this is
+/// a low figure for a faster card's convolutions.
+pub(crate) const HALF_CONVOLUTION_EXPONENT: f64 = 0.214;
+
+/// 16-bit matrix products, fitted on one GPU without TF32: BERT-large
+/// training in mixed precision on a V100 (Lambda's fp16 run, 57 sequences
+/// a second at batch 16, 384 tokens) is priced at Lambda's figure with
+/// this power of the V100's 125 / 15.7 peak ratio. `bench/lambda.sh`
+/// prints that run and the seven other GPUs', which it was not fitted on.
+pub(crate) const HALF_MATRIX_PRODUCT_EXPONENT: f64 = 0.76;
+
+/// Whether `work` is 16-bit.
+pub(crate) fn is_half(work: &OpWork) -> bool {
+    work.dtype_bytes <= 2.0
+}
+
+/// The same work as the trees price it: float32 on the FP32 path, bytes as
+/// they are (16-bit work moves half of float32's).
+pub(crate) fn as_float32(work: &OpWork) -> OpWork {
+    OpWork {
+        tf32: Tf32Path::Off,
+        dtype_bytes: if is_half(work) { 4.0 } else { work.dtype_bytes },
+        ..*work
+    }
+}
+
+/// Whether pricing `work` on `gpu` goes through `as_float32` and `speedup`.
+pub(crate) fn needs_float32_pricing(work: &OpWork, gpu: &GpuSpec) -> bool {
+    is_half(work) || gpu.tf32_peak_for(work).is_some()
+}
+
+/// How much faster `work` runs on `gpu`'s tensor cores than its float32
+/// twin (`as_float32`) on the FP32 path: the peak ratio to the measured
+/// power, so tensor cores no faster than that path gain nothing. 1 for
+/// work that runs on no tensor cores.
+pub(crate) fn speedup(work: &OpWork, gpu: &GpuSpec) -> f64 {
+    let matrix = matches!(work.kind, OpKind::Gemm | OpKind::Conv);
+    let convolution = work.kind == OpKind::Conv || work.tf32 == Tf32Path::Convolution;
+    let (peak, exponent) = match (gpu.tf32_peak_for(work), gpu.peak_half_flops) {
+        (Some(tf32), _) => (tf32, exponent_of(work.tf32)),
+        (None, Some(half)) if matrix && is_half(work) => (
+            half,
+            if convolution {
+                HALF_CONVOLUTION_EXPONENT
+            } else {
+                HALF_MATRIX_PRODUCT_EXPONENT
+            },
+        ),
+        _ => return 1.0,
+    };
+    (peak / gpu.peak_gemm_flops(4.0)).max(1.0).powf(exponent)
+}
+
+fn exponent_of(path: Tf32Path) -> f64 {
+    match path {
+        Tf32Path::Off => 0.0,
+        Tf32Path::Convolution => TF32_CONVOLUTION_EXPONENT,
+        Tf32Path::MatrixProduct => TF32_MATRIX_PRODUCT_EXPONENT,
+    }
+}
+
+/// `work`'s time on `gpu` from `float32_us`, its float32 twin's price
+/// there: sped up, never below the work's own roofline.
+pub(crate) fn from_float32_price(work: &OpWork, gpu: &GpuSpec, float32_us: f64) -> f64 {
+    (float32_us / speedup(work, gpu)).max(gpu.roofline_us(work))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::work::EwFunc;
+
+    fn v100_like() -> GpuSpec {
+        GpuSpec {
+            name: "16-bit tensor cores at 8x FP32".into(),
+            peak_fp32_flops: 15.7e12,
+            peak_fp32_matrix_flops: None,
+            peak_half_flops: Some(125.6e12),
+            peak_tf32_flops: None,
+            peak_fp64_flops: Some(7.8e12),
+            bandwidth: 900e9,
+            sm_count: 80.0,
+            l2_bytes: 6.0 * 1024.0 * 1024.0,
+        }
+    }
+
+    /// 16-bit matrix work is float32 work with half the bytes, sped up by
+    /// the measured power of the peak ratio (convolutions less than matrix
+    /// products); 16-bit streaming work gains only its halved bytes.
+    #[test]
+    fn half_matrix_work_runs_on_tensor_cores() {
+        let gpu = v100_like();
+        let product = OpWork::linear(1.0, 4096.0, 4096.0, 4096.0).in_half();
+        assert_eq!(as_float32(&product).dtype_bytes, 4.0);
+        assert_eq!(as_float32(&product).bytes, product.bytes);
+        let ratio: f64 = 125.6 / 15.7;
+        assert!((speedup(&product, &gpu) - ratio.powf(HALF_MATRIX_PRODUCT_EXPONENT)).abs() < 1e-9);
+        let conv = OpWork::conv2d(64.0, 256.0, 256.0, 3.0, 56.0, 1.0, 1.0).in_half();
+        assert!((speedup(&conv, &gpu) - ratio.powf(HALF_CONVOLUTION_EXPONENT)).abs() < 1e-9);
+        assert!(speedup(&conv, &gpu) < speedup(&product, &gpu));
+        let relu = OpWork::elementwise(EwFunc::Relu, 1e8, 1.0).in_half();
+        assert!(needs_float32_pricing(&relu, &gpu));
+        assert_eq!(speedup(&relu, &gpu), 1.0);
+        // Without 16-bit tensor cores (a spec sheet that lacks the rate),
+        // or in float32, no speed-up.
+        let sheet = GpuSpec {
+            peak_half_flops: None,
+            ..gpu.clone()
+        };
+        assert_eq!(speedup(&product, &sheet), 1.0);
+        let float32 = OpWork::linear(1.0, 4096.0, 4096.0, 4096.0);
+        assert!(!needs_float32_pricing(&float32, &gpu));
+        assert_eq!(speedup(&float32, &gpu), 1.0);
+        // Never below the roofline.
+        let priced = from_float32_price(&product, &gpu, 1e-3);
+        assert_eq!(priced, gpu.roofline_us(&product));
+    }
+
+    /// TF32: float32 matrix work allowed on it, on GPUs that have it;
+    /// tensor cores slower than the FP32 path gain nothing.
+    #[test]
+    fn tf32_speedups() {
+        let gpu = GpuSpec {
+            peak_tf32_flops: Some(4.0 * 15.7e12),
+            ..v100_like()
+        };
+        let mut product = OpWork::linear(1.0, 4096.0, 4096.0, 4096.0);
+        assert_eq!(speedup(&product, &gpu), 1.0, "TF32 off");
+        product.tf32 = Tf32Path::MatrixProduct;
+        assert!((speedup(&product, &gpu) - 4f64.powf(TF32_MATRIX_PRODUCT_EXPONENT)).abs() < 1e-9);
+        let mut conv = OpWork::conv2d(64.0, 256.0, 256.0, 3.0, 56.0, 1.0, 1.0);
+        conv.tf32 = Tf32Path::Convolution;
+        assert!(speedup(&conv, &gpu) < speedup(&product, &gpu));
+        let slow = GpuSpec {
+            peak_tf32_flops: Some(0.5 * 15.7e12),
+            ..v100_like()
+        };
+        assert_eq!(speedup(&product, &slow), 1.0);
+    }
+}
