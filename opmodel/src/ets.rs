@@ -11,7 +11,7 @@
 //! 3-8 ms a file at the loss and the start of the backward pass, whatever the
 //! batch and GPU; they add to the kernels rather than hide behind them.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -39,7 +39,7 @@ use crate::work::{OpKind, OpWork};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct KernelsOf {
     pub op: Option<i64>,
-    pub kind: u8,
+    pub kind: OpKind,
     pub dir: i64,
     pub element_bytes: u8,
 }
@@ -49,7 +49,7 @@ impl KernelsOf {
     /// are alike across operators; `None` for matrix work, whose library
     /// algorithms differ by operator.
     fn any_op(self) -> Option<KernelsOf> {
-        let matrix = [OpKind::Gemm as u8, OpKind::Conv as u8].contains(&self.kind);
+        let matrix = matches!(self.kind, OpKind::Gemm | OpKind::Conv);
         (!matrix).then_some(KernelsOf { op: None, ..self })
     }
 }
@@ -76,7 +76,7 @@ impl EtsRow {
     pub fn kernels_of(&self) -> KernelsOf {
         KernelsOf {
             op: Some(self.op),
-            kind: self.work.kind as u8,
+            kind: self.work.kind,
             dir: self.dir,
             element_bytes: self.work.dtype_bytes as u8,
         }
@@ -161,13 +161,13 @@ pub fn read_ets(path: &Path, gpu_folder: &str) -> Result<EtsFile, OpModelError> 
     let mut rows = Vec::new();
     // Autograd sequence numbers of the forward matrix products, and of
     // every backward row.
-    let mut forward_products: Vec<(f64, EtsRow)> = Vec::new();
-    let mut backward_seqs: Vec<f64> = Vec::new();
+    let mut forward_products: Vec<(i64, EtsRow)> = Vec::new();
+    let mut backward_seqs: HashSet<i64> = HashSet::new();
     // Rows whose params give no shape take it from elsewhere: a forward
     // attention from the input of the row before it, a backward row from
     // its forward row (same sequence number).
     let mut previous_input: Vec<f64> = Vec::new();
-    let mut forward_by_seq: Vec<(f64, OpWork)> = Vec::new();
+    let mut forward_by_seq: HashMap<i64, OpWork> = HashMap::new();
     let (mut batch, mut h, mut file_bytes) = (0, 0, 4.0);
     for i in 0..table.rows.len() {
         let op = table.require(i, "op", path)? as i64;
@@ -179,12 +179,12 @@ pub fn read_ets(path: &Path, gpu_folder: &str) -> Result<EtsFile, OpModelError> 
             continue;
         }
         let params = parse_params(table.get(i, "params"));
-        let seq = table.number(i, "seq").unwrap_or(f64::NAN);
+        let seq = table.number(i, "seq").map(|s| s as i64);
         let bytes_per_element = element_bytes(op, &params, file_bytes);
         let shapeless = ets_codes::is_shapeless(op, &params);
         let inferred = match dir {
             1 if shapeless => ets_codes::attention_work(op, &previous_input, bytes_per_element),
-            _ if shapeless => forward_by_seq.iter().find(|(s, _)| *s == seq).map(|(_, w)| *w),
+            _ if shapeless => seq.and_then(|s| forward_by_seq.get(&s)).copied(),
             _ => None,
         };
         let fw = inferred.unwrap_or_else(|| {
@@ -200,14 +200,16 @@ pub fn read_ets(path: &Path, gpu_folder: &str) -> Result<EtsFile, OpModelError> 
             if !shapeless {
                 previous_input = ets_codes::first_tensor(&params);
             }
-            forward_by_seq.push((seq, fw));
+            if let Some(seq) = seq {
+                forward_by_seq.insert(seq, fw);
+            }
         }
         let work = if dir == 2 { fw.backward() } else { fw };
         let kernel = table.number(i, "kduration").filter(|&k| k > 0.0);
         let wall = kernel.map(|k| (k + table.number(i, "space").unwrap_or(0.0).max(0.0)) / 1e3);
         if dir == 2 {
-            backward_seqs.push(seq);
-        } else if ets_codes::has_unrecorded_backward(op) && !seq.is_nan() {
+            backward_seqs.extend(seq);
+        } else if let Some(seq) = seq.filter(|_| ets_codes::has_unrecorded_backward(op)) {
             forward_products.push((
                 seq,
                 EtsRow {
@@ -544,7 +546,7 @@ mod tests {
     fn gaps_per_row_and_per_file() {
         let relu_backward = KernelsOf {
             op: Some(152),
-            kind: OpKind::Elementwise as u8,
+            kind: OpKind::Elementwise,
             dir: 2,
             element_bytes: 4,
         };

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 /// Operator kinds the model tells apart. The code (`as f64`) is a
 /// categorical model input: append new kinds, never reorder.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum OpKind {
     /// Matrix products: linear, matmul, bmm, addmm, baddbmm.
     Gemm = 0,
