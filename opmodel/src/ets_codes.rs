@@ -25,8 +25,16 @@ const DROPOUT: i64 = 212;
 const MULTI_HEAD_ATTENTION: i64 = 172;
 /// `__matmul__`, `matmul`, `addmm`, `addmm_`, `mm`, `bmm`.
 const MATMULS: [i64; 6] = [206, 207, 220, 221, 222, 223];
-/// Casts (`byte` .. `short`, `to`) and copies (`cat`, `pad`, `copy_`, `clone`, `contiguous`).
-const COPIES: [i64; 14] = [137, 138, 139, 140, 141, 142, 143, 144, 242, 213, 229, 237, 238, 240];
+/// Casts (`byte` .. `short`, `to`), copies (`cat`, `reshape`, `pad`,
+/// `roll`, `copy_`, `clone`, `aten::clone`, `contiguous`) and indexing
+/// (`gather`, `index_select`, `aten::index`), each a pass over its tensors.
+const COPIES: [i64; 20] = [
+    137, 138, 139, 140, 141, 142, 143, 144, 242, 213, 214, 229, 231, 237, 238, 239, 240, 216, 218, 233,
+];
+/// `softmin`, `softmax2d`, `logsoftmax` besides `softmax` and `log_softmax`.
+const SOFTMAXES: [i64; 5] = [SOFTMAX, LOG_SOFTMAX, 176, 178, 179];
+/// `normalize` (an L2 norm over the last dim).
+const NORMALIZE: i64 = 230;
 /// `sum`, `mean`, `norm` (a vector norm), and the pools (182-200).
 const REDUCTIONS: [i64; 3] = [209, 210, 211];
 const POOLS: std::ops::RangeInclusive<i64> = 182..=200;
@@ -37,13 +45,31 @@ fn elementwise_func(op: i64) -> Option<EwFunc> {
     Some(match op {
         11..=12 | 19..=22 | 27..=28 | 35..=36 => EwFunc::Add,
         15..=16 | 23 | 29 | 37 | 67..=70 => EwFunc::Mul,
-        13..=14 | 24..=26 | 30..=34 | 38 => EwFunc::Div,
+        13..=14 | 24..=26 | 30..=34 | 38 | 180 => EwFunc::Div,
         71..=90 => EwFunc::Pow,
         RELU | 151 | 153..=155 | 168 => EwFunc::Relu,
+        // `bernoulli_`: dropout's mask.
+        234 => EwFunc::Dropout,
         GELU => EwFunc::Gelu,
         MULTI_HEAD_ATTENTION => return None,
         TANH | 126 => EwFunc::Tanh,
-        2..=10 | 39..=66 | 91..=136 | SIGMOID | 157 | 159..=165 | 167 | 169..=175 | 243 | 244 => EwFunc::Other,
+        // ... and the fills (`ones` .. `zeros_like`, `new_zeros`, `fill_`,
+        // `full`) and `mse_loss`.
+        2..=10
+        | 39..=66
+        | 91..=136
+        | 146..=150
+        | SIGMOID
+        | 157
+        | 159..=165
+        | 167
+        | 169..=175
+        | 226
+        | 232
+        | 235
+        | 236
+        | 243
+        | 244 => EwFunc::Other,
         _ => return None,
     })
 }
@@ -146,8 +172,9 @@ pub(crate) fn forward_work(op: i64, p: &[f64], flops: f64, bytes: f64, element_b
         // Batch norm normalises over all but the channel dim; layer norm over the last.
         BATCH_NORM if first.len() >= 2 => OpWork::layer_norm(n, n / first[1].max(1.0)),
         BATCH_NORM => OpWork::layer_norm(flops / 8.0, flops / 8.0 / UNKNOWN_CHANNELS),
-        LAYER_NORM | LOCAL_RESPONSE_NORM => OpWork::layer_norm(n, row_len),
-        SOFTMAX | LOG_SOFTMAX | CROSS_ENTROPY => OpWork::softmax(n, row_len),
+        LAYER_NORM | LOCAL_RESPONSE_NORM | NORMALIZE => OpWork::layer_norm(n, row_len),
+        CROSS_ENTROPY => OpWork::softmax(n, row_len),
+        op if SOFTMAXES.contains(&op) => OpWork::softmax(n, row_len),
         EMBEDDING => OpWork::gather(numel(t.last().unwrap_or(&first)), n),
         DROPOUT => OpWork::elementwise(EwFunc::Dropout, n, 1.0),
         ADD_INPLACE => OpWork::elementwise(EwFunc::Add, n, 2.0),
@@ -291,6 +318,11 @@ mod tests {
         let kind = |op: i64| forward_work(op, &params("4, 1024, 1024, 0, 0, 0, 0, 0, 0, 0"), 0.0, 0.0, 4.0).kind;
         assert_eq!(kind(243), OpKind::Elementwise); // hardswish
         assert_eq!(kind(213), OpKind::Copy); // cat
+        assert_eq!(kind(239), OpKind::Copy); // aten::clone (ShuffleNet's channel shuffle)
+        assert_eq!(kind(231), OpKind::Copy); // roll (Swin's shifted windows)
+        assert_eq!(kind(179), OpKind::Softmax); // logsoftmax
+        assert_eq!(kind(NORMALIZE), OpKind::Norm);
+        assert_eq!(kind(235), OpKind::Elementwise); // fill_
         assert_eq!(kind(LAYER_NORM), OpKind::Norm);
         assert_eq!(kind(SOFTMAX), OpKind::Softmax);
         assert_eq!(kind(199), OpKind::Reduction); // adaptive_avg_pool2d
