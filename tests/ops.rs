@@ -416,6 +416,20 @@ fn ops_price_prices_a_configuration_on_several_gpus() {
     );
 }
 
+/// `ops price` of GPT-2 medium at batch 8, 1024 tokens, on `gpus`, as CSV.
+fn gpt2_price_csv(config: &Path, gpus: &[&str], extra: &[&str]) -> String {
+    let mut args = vec!["ops", "price", "--config", s(config)];
+    for gpu in gpus {
+        args.extend(["--gpu", gpu]);
+    }
+    args.extend(["--batch-size", "8", "--seqlen", "1024", "--format", "csv"]);
+    args.extend(extra);
+    let run = tracecast(&args);
+    let (stdout, stderr) = text(&run);
+    assert!(run.status.success(), "{stderr}");
+    stdout
+}
+
 /// `ops price --precision bf16`: mixed precision halves the bytes of every
 /// activation and runs matrix products on 16-bit tensor cores, so a GPU
 /// with fast ones (H100) gains more than one with slow ones (T4); the
@@ -424,29 +438,7 @@ fn ops_price_prices_a_configuration_on_several_gpus() {
 fn ops_price_mixed_precision_gains_most_where_tensor_cores_are_fastest() {
     let dir = tempfile::tempdir().unwrap();
     let config = gpt2_medium(dir.path());
-    let price = |precision: &str| {
-        let run = tracecast(&[
-            "ops",
-            "price",
-            "--config",
-            s(&config),
-            "--gpu",
-            "T4",
-            "--gpu",
-            "H100",
-            "--batch-size",
-            "8",
-            "--seqlen",
-            "1024",
-            "--precision",
-            precision,
-            "--format",
-            "csv",
-        ]);
-        let (stdout, stderr) = text(&run);
-        assert!(run.status.success(), "{stderr}");
-        stdout
-    };
+    let price = |precision: &str| gpt2_price_csv(&config, &["T4", "H100"], &["--precision", precision]);
     let (float32, half) = (price("fp32"), price("bf16"));
     assert_eq!(half, price("fp16"), "fp16 and bf16 price alike");
     let column = |csv_text: &str, gpu: &str, column: &str| priced(csv_text, &[("gpu", gpu)], column);
@@ -473,33 +465,7 @@ fn ops_price_mixed_precision_gains_most_where_tensor_cores_are_fastest() {
 fn ops_price_tf32_speeds_matrix_products_only_where_the_gpu_has_tf32() {
     let dir = tempfile::tempdir().unwrap();
     let config = gpt2_medium(dir.path());
-    let price = |tf32: &str| {
-        let run = tracecast(&[
-            "ops",
-            "price",
-            "--config",
-            s(&config),
-            "--gpu",
-            "T4",
-            "--gpu",
-            "V100",
-            "--gpu",
-            "A100 80GB",
-            "--gpu",
-            "H100",
-            "--batch-size",
-            "8",
-            "--seqlen",
-            "1024",
-            "--tf32",
-            tf32,
-            "--format",
-            "csv",
-        ]);
-        let (stdout, stderr) = text(&run);
-        assert!(run.status.success(), "{stderr}");
-        stdout
-    };
+    let price = |tf32: &str| gpt2_price_csv(&config, &["T4", "V100", "A100 80GB", "H100"], &["--tf32", tf32]);
     let (strict, tf32) = (price("off"), price("on"));
     let column = |csv_text: &str, gpu: &str, column: &str| priced(csv_text, &[("gpu", gpu)], column);
     for gpu in ["T4", "V100"] {
