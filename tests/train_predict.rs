@@ -917,3 +917,52 @@ fn tf32_auto_reads_the_recorded_runs_switches_from_its_kernels() {
         "both profiles in strict float32 on the A100: {tf32_off} ms and {strict_off} ms"
     );
 }
+
+/// `--precision bf16` asks for the recorded float32 run in mixed precision:
+/// on the GPU it was recorded on (an H100), and moved to an A100, it is
+/// faster than in float32, by more on the H100 than a TF32 run gains
+/// there, and the note says how much of the kernel time went to 16 bits.
+#[test]
+fn mixed_precision_what_if_speeds_a_float32_run() {
+    let kineto = workspace_root().join("bench/measured/h100-sxm5/kineto");
+    let dir = tempfile::tempdir().unwrap();
+    let trace = kineto.join("resnet50-b32-fp32.pt.trace.json.gz");
+    let price = |name: &str, args: &[&str]| {
+        let mut all = vec!["--trace", s(&trace), "--trace-batch-size", "32", "--idle", "none"];
+        all.extend_from_slice(args);
+        predicted_iteration_ms(&dir.path().join(name), &all)
+    };
+    let (float32, tf32, bf16) = (
+        price("f32", &["--tf32", "off"]),
+        price("tf32", &["--tf32", "on"]),
+        price("bf16", &["--precision", "bf16"]),
+    );
+    assert!(
+        bf16 < tf32 && tf32 < float32,
+        "H100: bf16 {bf16} ms, TF32 {tf32} ms, float32 {float32} ms"
+    );
+    let (a100_float32, a100_bf16) = (
+        price("a100-f32", &["--gpu", "A100 80GB", "--tf32", "off"]),
+        price("a100-bf16", &["--gpu", "A100 80GB", "--precision", "bf16"]),
+    );
+    assert!(
+        a100_bf16 < a100_float32 * 0.6,
+        "A100: bf16 {a100_bf16} ms, float32 {a100_float32} ms"
+    );
+    let run = tracecast(&[
+        "predict",
+        "--trace",
+        s(&trace),
+        "--trace-batch-size",
+        "32",
+        "--precision",
+        "fp16",
+        "--out",
+        s(&dir.path().join("noted")),
+    ]);
+    let (stdout, stderr) = text(&run);
+    assert!(
+        format!("{stdout}{stderr}").contains("float32 kernels, priced in 16 bits (--precision)"),
+        "{stdout}\n{stderr}"
+    );
+}

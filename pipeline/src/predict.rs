@@ -49,6 +49,8 @@ pub struct PredictJob<'a> {
     pub gpu: Option<&'a str>,
     pub batch_size: Option<u32>,
     pub tf32: Tf32,
+    /// The asked run in mixed precision (`PredictRequest::half`).
+    pub half: bool,
     pub scaling: ScalingOptions,
     pub gpu_type: Option<String>,
     pub out: &'a Path,
@@ -76,7 +78,10 @@ pub fn predict(job: &PredictJob<'_>) -> Result<PredictOutcome, PipelineError> {
     // Only what-ifs move kernels: another GPU, another batch, or the
     // throughput grid (which prices the global batch on other GPU counts,
     // so at other per-GPU batches). A single as-recorded prediction needs none.
-    let what_if = job.gpu.is_some() || job.batch_size.is_some() || job.scaling.gpu_counts.len() > 1;
+    // An explicit --tf32 or --precision asks for a run other than the
+    // recorded one even on its own GPU and batch.
+    let other_run = job.half || job.tf32 != Tf32::Auto;
+    let what_if = job.gpu.is_some() || job.batch_size.is_some() || other_run || job.scaling.gpu_counts.len() > 1;
     let op_model = match (job.op_model_file, what_if) {
         (Some(path), _) => Some(OpModel::load(path)?),
         (None, true) => Some(shipped_model()?),
@@ -173,6 +178,7 @@ pub fn predict(job: &PredictJob<'_>) -> Result<PredictOutcome, PipelineError> {
         gpu: gpu.as_ref(),
         batch_size: job.batch_size,
         tf32: job.tf32,
+        half: job.half,
         used_tf32: used_tf32.as_ref(),
         scaling: job.scaling.clone(),
         gpu_type: job.gpu_type.clone(),

@@ -84,12 +84,24 @@ pub struct PredictRequest<'a> {
     pub batch_size: Option<u32>,
     /// Which float32 matrix work runs on TF32 tensor cores in a what-if.
     pub tf32: Tf32,
+    /// The asked run in mixed precision (`torch.autocast` to bfloat16 or
+    /// float16): its float32 kernels run in 16 bits, on 16-bit tensor cores
+    /// where the GPU has them; the optimizer step keeps float32.
+    pub half: bool,
     /// Per trace id, whether its kernels ran on TF32 tensor cores (read
     /// from the lake); None where no lake was read.
     pub used_tf32: Option<&'a HashMap<String, bool>>,
     pub scaling: ScalingOptions,
     /// GPU type name in the throughput tables [default: the profile's name].
     pub gpu_type: Option<String>,
+}
+
+impl PredictRequest<'_> {
+    /// Whether an explicit --tf32 or --precision asks for a run other than
+    /// the recorded one, even on its own GPU and batch.
+    pub fn asks_another_run(&self) -> bool {
+        self.half || self.tf32 != Tf32::Auto
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -240,7 +252,7 @@ fn price(req: &PredictRequest<'_>, scenario: Scenario<'_>) -> Result<(Dataset, S
     )?;
     let (preds, measured) = base_times(req, &data)?;
     let mut scales = vec![1.0; data.traces.len()];
-    let (deltas, coverage) = if scenario.gpu.is_some() || scenario.batch_size.is_some() {
+    let (deltas, coverage) = if scenario.gpu.is_some() || scenario.batch_size.is_some() || req.asks_another_run() {
         scales = relabel(&mut data, &scenario, req.table)?;
         let target = scenario
             .gpu
@@ -252,7 +264,7 @@ fn price(req: &PredictRequest<'_>, scenario: Scenario<'_>) -> Result<(Dataset, S
             })?;
         let op_model = req.op_model.ok_or_else(|| PredictError::Input {
             path: req.table.dir.clone(),
-            reason: "a GPU or batch-size what-if needs an op model".into(),
+            reason: "a GPU, batch-size or precision what-if needs an op model".into(),
         })?;
         physical::window_deltas(
             req.table,
@@ -262,6 +274,7 @@ fn price(req: &PredictRequest<'_>, scenario: Scenario<'_>) -> Result<(Dataset, S
             physical::Asked {
                 gpu: target.as_ref(),
                 tf32: req.tf32,
+                half: req.half,
                 used_tf32: req.used_tf32,
             },
             &scales,
@@ -570,7 +583,7 @@ pub fn predict(req: &PredictRequest<'_>) -> Result<Prediction, PredictError> {
         .into_iter()
         .map(|(reason, traces)| format!("{} trace(s), {reason}: {}", traces.len(), traces.join(", ")))
         .collect();
-    if req.gpu.is_some() || req.batch_size.is_some() {
+    if req.gpu.is_some() || req.batch_size.is_some() || req.asks_another_run() {
         notes.extend(coverage_notes(&data, &coverage));
         if req.idle == IdleGaps::Recorded {
             notes.extend(idle_notes(&steps));
@@ -607,8 +620,16 @@ fn coverage_notes(data: &Dataset, coverage: &[Coverage]) -> Vec<String> {
                     asked.describe()
                 )
             });
+            let half = if c.halved_ns > 0.0 {
+                format!(
+                    "; {:.0}% of it, float32 kernels, priced in 16 bits (--precision)",
+                    pct(c.halved_ns)
+                )
+            } else {
+                String::new()
+            };
             format!(
-                "trace {}: the what-if moved {:.0}% of its kernel time by operator shapes, {:.0}% by kernel family and recorded time (no shapes in the trace), and left {:.0}% (collectives) as recorded{tf32}",
+                "trace {}: the what-if moved {:.0}% of its kernel time by operator shapes, {:.0}% by kernel family and recorded time (no shapes in the trace), and left {:.0}% (collectives) as recorded{tf32}{half}",
                 info.trace_id,
                 pct(c.from_shapes_ns),
                 pct(c.inferred_ns),

@@ -23,6 +23,8 @@ use crate::tf32::Tf32;
 pub struct Asked<'a> {
     pub gpu: Option<&'a GpuSpec>,
     pub tf32: Tf32,
+    /// Float32 kernels in 16 bits (mixed precision), but the optimizer's.
+    pub half: bool,
     /// Per trace id, whether its kernels ran on TF32 tensor cores; None
     /// where no lake was read (a feature table given as input).
     pub used_tf32: Option<&'a HashMap<String, bool>>,
@@ -40,6 +42,8 @@ pub struct Coverage {
     /// The TF32 switches of the recorded and the asked run, where either
     /// GPU has TF32 (so that they count).
     pub tf32: Option<(Tf32, Tf32)>,
+    /// Of the moved time, float32 kernels priced in 16 bits.
+    pub halved_ns: f64,
 }
 
 impl Coverage {
@@ -205,6 +209,11 @@ pub fn window_deltas(
                         coverage[t].inferred_ns += d;
                     }
                     let scales = phase[i] != OPTIMIZER_PHASE && f != OPTIMIZER_FAMILY;
+                    // Mixed precision keeps the optimizer's float32 master weights.
+                    if asked.half && scales && work.dtype_bytes > 2.0 {
+                        work = work.in_half();
+                        coverage[t].halved_ns += d;
+                    }
                     let priced = if scales && batch_scale[t] != 1.0 {
                         work.scaled(batch_scale[t])
                     } else {

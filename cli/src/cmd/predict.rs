@@ -45,6 +45,10 @@ use crate::progress::Ui;
 ///                     recorded batch comes from --trace-batch-size, --labels
 ///                     or the collector's manifest beside the --trace);
 ///                     optimizer work and collectives do not scale
+///   --precision bf16  the run in mixed precision: its float32 kernels in
+///                     16 bits (half the bytes; matrix work on 16-bit
+///                     tensor cores where the GPU has them), the optimizer
+///                     step and collectives as recorded
 ///   --gpus 1,2,4,8    data-parallel GPU counts: one-GPU time (the steps
 ///                     less their own collectives) plus the ring all-reduce
 ///                     of the gradients (--gradient-bytes, else the bytes
@@ -118,6 +122,12 @@ pub struct PredictArgs {
     /// `off` set both.
     #[arg(long, value_enum, default_value_t = Tf32Arg::Auto)]
     tf32: Tf32Arg,
+    /// `recorded`: each kernel in its recorded precision; `bf16` or `fp16`:
+    /// the asked run in mixed precision, as `torch.autocast` runs it (its
+    /// float32 kernels in 16 bits, on 16-bit tensor cores where the GPU has
+    /// them; the optimizer step in float32; the two price alike).
+    #[arg(long, value_parser = ["recorded", "bf16", "fp16"], default_value = "recorded")]
+    precision: String,
     /// The batch size per GPU the --trace was recorded with (instead of a labels file).
     #[arg(long, requires = "trace")]
     trace_batch_size: Option<u32>,
@@ -250,6 +260,7 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
             Tf32Arg::On => Tf32::On,
             Tf32Arg::Off => Tf32::Off,
         },
+        half: args.precision != "recorded",
         scaling: ScalingOptions {
             gradient_bytes: args.gradient_bytes,
             ..args.network.scaling(args.gpus.clone())
