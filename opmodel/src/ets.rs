@@ -6,10 +6,11 @@
 //! the op model's on that GPU times how far the kernels for that operator
 //! and phase sat from it in the training files (on the same GPU folder where
 //! there are some, else on any): cuDNN's algorithm choices, which the op
-//! model's NeuSight measurements do not show. Gaps are the host's (the
-//! profiler's NVTX ranges cost it time): a few µs after most operators, and
-//! 3-8 ms a file at the loss and the start of the backward pass, whatever the
-//! batch and GPU; they add to the kernels rather than hide behind them.
+//! model's NeuSight measurements do not show. Gaps are the host's: under
+//! the profiler's NVTX ranges it takes about 0.2 ms from one operator to
+//! the next, so the GPU idles wherever kernels are shorter than that
+//! (ShuffleNet, small batches) and the label is the host's pace, and
+//! after the loss the host waits for the GPU (`EtsCalibration::file_us`).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
@@ -65,6 +66,10 @@ pub struct EtsRow {
     /// or the row is `unrecorded`.
     pub wall_us: Option<f64>,
     pub kernel_us: Option<f64>,
+    /// The host's time from this row's first runtime call to the next
+    /// row's, µs (after the GPU drained, for the loss, where the host
+    /// waits for it); `None` when the timing is zeroed.
+    pub host_us: Option<f64>,
     /// Kernels that ran without a row of their own: ETS's analyzer records
     /// no backward row for most matrix products (`linear`, whose
     /// backward is two more products), so their time sits in the gaps of
@@ -168,6 +173,16 @@ pub fn read_ets(path: &Path, gpu_folder: &str) -> Result<EtsFile, OpModelError> 
     // its forward row (same sequence number).
     let mut previous_input: Vec<f64> = Vec::new();
     let mut forward_by_seq: HashMap<i64, OpWork> = HashMap::new();
+    // The host's clock: each row's first runtime call, and for the loss
+    // the end of its kernels (the host waits for the GPU there).
+    let call = |i: usize| table.number(i, "rStartTime").filter(|&t| t > 0.0);
+    let host_us = |i: usize, op: i64| -> Option<f64> {
+        let from = match ets_codes::is_loss(op) {
+            true => call(i)?.max(table.number(i, "kEndTime").filter(|&t| t > 0.0)?),
+            false => call(i)?,
+        };
+        Some((call(i + 1)? - from).max(0.0) / 1e3)
+    };
     let (mut batch, mut h, mut file_bytes) = (0, 0, 4.0);
     for i in 0..table.rows.len() {
         let op = table.require(i, "op", path)? as i64;
@@ -218,6 +233,7 @@ pub fn read_ets(path: &Path, gpu_folder: &str) -> Result<EtsFile, OpModelError> 
                     work: fw.backward(),
                     wall_us: None,
                     kernel_us: None,
+                    host_us: None,
                     unrecorded: true,
                 },
             ));
@@ -228,6 +244,7 @@ pub fn read_ets(path: &Path, gpu_folder: &str) -> Result<EtsFile, OpModelError> 
             work,
             wall_us: wall,
             kernel_us: kernel.map(|k| k / 1e3),
+            host_us: if i + 1 < table.rows.len() { host_us(i, op) } else { None },
             unrecorded: false,
         });
     }
@@ -334,18 +351,21 @@ pub fn add_folder_gpus(gpus: &mut GpuTable, dirs: &[&Path]) -> Result<(), OpMode
 
 /// What the training set's ETS files teach beyond the op model: how far the
 /// kernels of each operator and phase sit from the op model (time-weighted,
-/// so the large rows that make up a label count most); the idle gap after a
-/// row of each operator and phase (the median: the host's issue time per
-/// operator, a few µs); and, per GPU folder and over all, the rest of a
-/// file's gaps less the op model's time for its unrecorded kernels (the
-/// host's fixed cost per iteration: the loss, the start of the backward
-/// pass, under the profiler's NVTX ranges), which a deeper model pays
-/// once, not once per operator.
+/// so the large rows that make up a label count most), and how long the
+/// host takes from one operator to the next (under the profiler's NVTX
+/// ranges, about 0.2 ms each, whatever the model, batch or GPU). The GPU
+/// runs each row's kernels once the host has issued them and the kernels
+/// before are done (`EtsCalibration::file_us`): a model of short kernels
+/// waits on its host (ShuffleNet, small batches), one of long kernels does
+/// not.
 #[derive(Clone, Debug, Default)]
 pub struct EtsCalibration {
-    pub gap_us: BTreeMap<(i64, i64), f64>,
-    pub overhead_us: BTreeMap<String, f64>,
-    pub pooled_overhead_us: f64,
+    /// Median host time by (op, phase), µs; for the loss, from the GPU's
+    /// drain to the next call.
+    pub host_us: BTreeMap<(i64, i64), f64>,
+    /// Median host time by phase over every operator but the loss, for an
+    /// operator the training files lack.
+    pub phase_host_us: BTreeMap<i64, f64>,
     /// By (GPU folder, op, phase, element size), and by (op, phase, element
     /// size) over all folders.
     pub kernel_ratio: BTreeMap<(String, KernelsOf), f64>,
@@ -353,20 +373,17 @@ pub struct EtsCalibration {
     pub files: usize,
 }
 
-/// One ETS file's folder, its rows' (op, phase, gap), and the op model's
-/// times for its unrecorded kernels, which ran in those gaps.
-type FileGaps = (String, Vec<(i64, i64, f64)>, Vec<(KernelsOf, f64)>);
-
 pub fn calibrate(
     model: &OpModel,
     train: &Path,
     gpus: &GpuTable,
     holdout: &[String],
 ) -> Result<EtsCalibration, OpModelError> {
-    let mut gaps: BTreeMap<(i64, i64), Vec<f64>> = BTreeMap::new();
+    let mut hosts: BTreeMap<(i64, i64), Vec<f64>> = BTreeMap::new();
+    let mut phase_hosts: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
     let mut kernels: BTreeMap<KernelsOf, (f64, f64)> = BTreeMap::new();
     let mut folder_kernels: BTreeMap<(String, KernelsOf), (f64, f64)> = BTreeMap::new();
-    let mut files: Vec<FileGaps> = Vec::new();
+    let mut files = 0;
     for file in read_ets_dir(train)? {
         if holdout.iter().any(|g| g == &file.gpu_folder || *g == file.batch_key()) {
             continue;
@@ -374,16 +391,17 @@ pub fn calibrate(
         let Some(spec) = gpus.spec(&file.gpu_folder) else {
             continue;
         };
+        files += 1;
         let pairs: Vec<_> = file.rows.iter().map(|r| (r.work, spec)).collect();
         let predicted = model.predict_us(&pairs, Timing::Workload)?;
-        let mut rows = Vec::new();
-        let mut unrecorded = Vec::new();
         for (r, p) in file.rows.iter().zip(predicted) {
-            if r.unrecorded {
-                unrecorded.push((r.kernels_of(), p));
-                continue;
+            if let Some(host) = r.host_us {
+                hosts.entry((r.op, r.dir)).or_default().push(host);
+                if !ets_codes::is_loss(r.op) {
+                    phase_hosts.entry(r.dir).or_default().push(host);
+                }
             }
-            let (Some(wall), Some(kernel)) = (r.wall_us, r.kernel_us) else {
+            let Some(kernel) = r.kernel_us else {
                 continue;
             };
             let keys = [Some(r.kernels_of()), r.kernels_of().any_op()];
@@ -396,41 +414,23 @@ pub fn calibrate(
                     k.1 += p;
                 }
             }
-            gaps.entry((r.op, r.dir)).or_default().push(wall - kernel);
-            rows.push((r.op, r.dir, wall - kernel));
         }
-        files.push((file.gpu_folder.clone(), rows, unrecorded));
     }
-    let gap_us: BTreeMap<(i64, i64), f64> = gaps
-        .into_iter()
-        .filter_map(|(k, v)| median(v).map(|m| (k, m)))
-        .collect();
-    let mut calibration = EtsCalibration {
-        gap_us,
+    Ok(EtsCalibration {
+        host_us: medians(hosts),
+        phase_host_us: medians(phase_hosts),
         kernel_ratio: ratios(folder_kernels),
         pooled_kernel_ratio: ratios(kernels),
-        files: files.len(),
-        ..EtsCalibration::default()
-    };
-    // The rest of each file's gaps, less the unrecorded kernels priced as
-    // a prediction prices them.
-    let mut overheads: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    for (folder, rows, unrecorded) in &files {
-        let gaps: f64 = rows
-            .iter()
-            .map(|(op, dir, gap)| gap - calibration.gap_us[&(*op, *dir)])
-            .sum();
-        let hidden: f64 = unrecorded
-            .iter()
-            .map(|(kernels, us)| us * calibration.kernel_ratio_of(folder, *kernels))
-            .sum();
-        overheads.entry(folder.clone()).or_default().push(gaps - hidden);
-    }
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-    let all: Vec<f64> = overheads.values().flatten().copied().collect();
-    calibration.pooled_overhead_us = mean(&all);
-    calibration.overhead_us = overheads.iter().map(|(f, v)| (f.clone(), mean(v))).collect();
-    Ok(calibration)
+        files,
+    })
+}
+
+/// The median of each key's values.
+fn medians<K: Ord>(values: BTreeMap<K, Vec<f64>>) -> BTreeMap<K, f64> {
+    values
+        .into_iter()
+        .filter_map(|(k, v)| median(v).map(|m| (k, m)))
+        .collect()
 }
 
 /// Measured over predicted time, from their sums.
@@ -466,25 +466,59 @@ impl EtsCalibration {
             .unwrap_or(1.0)
     }
 
-    /// A file's predicted label from its rows' op-model times, on `folder`.
+    /// The host's time after a row: its operator's, else its phase's.
+    fn host_time_of(&self, row: &EtsRow) -> f64 {
+        self.host_us
+            .get(&(row.op, row.dir))
+            .or_else(|| self.phase_host_us.get(&row.dir))
+            .copied()
+            .unwrap_or(0.0)
+    }
+
+    /// A file's predicted label, µs, from its rows' op-model times on
+    /// `folder`: the host issues the rows one after another, each after
+    /// its operator's host time (the loss's after the GPU drains); the GPU
+    /// starts a row's kernels once issued and once the kernels before are
+    /// done. The unrecorded kernels (linear layers' backward) run at the
+    /// start of the backward pass. The label runs from the first kernel's
+    /// start to where the optimizer's first could start.
     fn file_us(&self, folder: &str, rows: &[EtsRow], model_us: &[f64]) -> f64 {
-        // Operators the training files lack take the median of theirs.
-        let unknown_gap = median(self.gap_us.values().copied().collect()).unwrap_or(0.0);
-        let typical_gap = |key: &(i64, i64)| self.gap_us.get(key).copied().unwrap_or(unknown_gap);
-        let rows_us: f64 = rows
+        let kernel_us = |(row, us): (&EtsRow, &f64)| us * self.kernel_ratio_of(folder, row.kernels_of());
+        // An unrecorded backward product runs as its forward one does: the
+        // recorded backward rows of its operator are the classifier's, a
+        // product of another size.
+        let unrecorded: f64 = rows
             .iter()
             .zip(model_us)
-            .map(|(row, &us)| {
-                let kernels = us * self.kernel_ratio_of(folder, row.kernels_of());
-                // An unrecorded kernel runs in the gaps of recorded rows.
-                if row.unrecorded {
-                    kernels
-                } else {
-                    kernels + typical_gap(&(row.op, row.dir))
-                }
+            .filter(|(r, _)| r.unrecorded)
+            .map(|(r, us)| {
+                us * self.kernel_ratio_of(
+                    folder,
+                    KernelsOf {
+                        dir: 1,
+                        ..r.kernels_of()
+                    },
+                )
             })
             .sum();
-        rows_us + self.overhead_us.get(folder).copied().unwrap_or(self.pooled_overhead_us)
+        let (mut host, mut gpu) = (0.0f64, 0.0f64);
+        let mut first_start = None;
+        let mut backward_started = false;
+        for (row, us) in rows.iter().zip(model_us).filter(|(r, _)| !r.unrecorded) {
+            if row.dir == 2 && !backward_started {
+                backward_started = true;
+                gpu = gpu.max(host) + unrecorded;
+            }
+            let start = gpu.max(host);
+            first_start.get_or_insert(start);
+            gpu = start + kernel_us((row, us));
+            host = if ets_codes::is_loss(row.op) && row.dir == 1 {
+                host.max(gpu)
+            } else {
+                host
+            } + self.host_time_of(row);
+        }
+        gpu.max(host) - first_start.unwrap_or(0.0)
     }
 }
 
@@ -540,43 +574,58 @@ mod tests {
     use super::*;
     use crate::work::EwFunc;
 
-    /// A deeper model pays the per-operator gap per row and the per-file
-    /// host cost once: ten ReLU backward rows do not multiply the latter.
-    #[test]
-    fn gaps_per_row_and_per_file() {
-        let relu_backward = KernelsOf {
-            op: Some(152),
-            kind: OpKind::Elementwise,
-            dir: 2,
-            element_bytes: 4,
-        };
-        let calibration = EtsCalibration {
-            gap_us: [((152, 2), 2.0)].into_iter().collect(),
-            overhead_us: [("T4CPUALL".to_string(), 5000.0)].into_iter().collect(),
-            pooled_overhead_us: 3000.0,
-            kernel_ratio: [(("T4CPUALL".to_string(), relu_backward), 0.5)].into_iter().collect(),
-            pooled_kernel_ratio: [(relu_backward, 2.0)].into_iter().collect(),
-            files: 1,
-        };
-        let relu = EtsRow {
-            op: 152,
-            dir: 2,
+    fn row(op: i64, dir: i64) -> EtsRow {
+        EtsRow {
+            op,
+            dir,
             work: OpWork::elementwise(EwFunc::Relu, 1e6, 2.0),
             wall_us: None,
             kernel_us: None,
+            host_us: None,
             unrecorded: false,
+        }
+    }
+
+    /// The GPU runs a row once the host has issued it and the kernels
+    /// before are done: short kernels wait on the host, long ones do not;
+    /// after the loss the host waits for the GPU; unrecorded kernels run at
+    /// the start of the backward pass. Kernel ratios: the folder's, else
+    /// the pooled one; host times: the operator's, else its phase's.
+    #[test]
+    fn the_gpu_waits_on_the_host_and_the_host_on_the_loss() {
+        let relu_forward = KernelsOf {
+            op: Some(152),
+            kind: OpKind::Elementwise,
+            dir: 1,
+            element_bytes: 4,
         };
-        let rows = vec![relu; 10];
-        let model_us = vec![10.0; 10];
-        assert_eq!(
-            calibration.file_us("T4CPUALL", &rows, &model_us),
-            10.0 * (5.0 + 2.0) + 5000.0
-        );
-        // Another GPU folder: the pooled ratio and host cost.
-        assert_eq!(
-            calibration.file_us("P4CPUALL", &rows, &model_us),
-            10.0 * (20.0 + 2.0) + 3000.0
-        );
+        let calibration = EtsCalibration {
+            host_us: [((152, 1), 200.0), ((181, 1), 50.0)].into_iter().collect(),
+            phase_host_us: [(2, 100.0)].into_iter().collect(),
+            kernel_ratio: [(("T4CPUALL".to_string(), relu_forward), 0.5)].into_iter().collect(),
+            pooled_kernel_ratio: [(relu_forward, 2.0)].into_iter().collect(),
+            files: 1,
+        };
+        let relus = vec![row(152, 1); 10];
+        // 10 µs kernels (5 µs at this folder's ratio) issued every 200 µs:
+        // the host's pace, to where it would issue the optimizer's.
+        assert_eq!(calibration.file_us("T4CPUALL", &relus, &[10.0; 10]), 10.0 * 200.0);
+        // 1000 µs kernels (500 at the ratio): the GPU's pace, and the
+        // optimizer waits for the host only after the last one.
+        assert_eq!(calibration.file_us("T4CPUALL", &relus, &[1000.0; 10]), 10.0 * 500.0);
+        // Another folder: the pooled ratio.
+        assert_eq!(calibration.file_us("P4CPUALL", &relus, &[1000.0; 10]), 10.0 * 2000.0);
+        // The loss: the host waits for the GPU, then 50 µs to the backward
+        // row (an operator the training lacks: its phase's 100 µs), which
+        // unrecorded kernels (3000 µs at the forward ratio) precede.
+        let mut unrecorded = row(152, 2);
+        unrecorded.unrecorded = true;
+        let rows = [row(152, 1), row(181, 1), row(999, 2), unrecorded];
+        let us = [1000.0, 100.0, 100.0, 6000.0];
+        // relu 0..500; loss issued at 200, runs 500..600; host waits to 600,
+        // +50: backward issued at 650, after the unrecorded 3000 µs
+        // (650..3650), runs 3650..3750; the optimizer's issue at 750.
+        assert_eq!(calibration.file_us("T4CPUALL", &rows, &us), 3750.0);
     }
 
     /// ETS's analyzer records no backward row for a linear layer, whose
@@ -588,13 +637,13 @@ mod tests {
     fn unrecorded_backward_rows_and_borrowed_shapes() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("vit.1_7.csv");
-        let header = "op,dir,params,flops,bytes,kduration,space,seq,batch,h,input_type";
+        let header = "op,dir,params,flops,bytes,kduration,space,seq,batch,h,input_type,rStartTime,kEndTime";
         let rows = [
-            r#"0,1,"[4, 64, 257, 768, 0, 0, 0, 0, 0, 0]",0,0,100,5,1,64,256,1"#,
-            r#"172,1,"[0, 0]",0,0,4000,5,2,64,256,1"#,
-            r#"201,1,"[4, 64, 257, 768, 0, 0, 0, 0, 0, 0, 4, 3072, 768, 0, 0, 0, 0, 0, 0, 0]",0,0,900,5,3,64,256,1"#,
-            r#"172,2,"[0, 0]",0,0,3000,2000,2,64,256,1"#,
-            r#"0,2,"[4, 64, 257, 768, 0, 0, 0, 0, 0, 0]",0,0,200,0,1,64,256,1"#,
+            r#"0,1,"[4, 64, 257, 768, 0, 0, 0, 0, 0, 0]",0,0,100,5,1,64,256,1,1000,0"#,
+            r#"172,1,"[0, 0]",0,0,4000,5,2,64,256,1,1200,0"#,
+            r#"201,1,"[4, 64, 257, 768, 0, 0, 0, 0, 0, 0, 4, 3072, 768, 0, 0, 0, 0, 0, 0, 0]",0,0,900,5,3,64,256,1,1500,0"#,
+            r#"172,2,"[0, 0]",0,0,3000,2000,2,64,256,1,9000,0"#,
+            r#"0,2,"[4, 64, 257, 768, 0, 0, 0, 0, 0, 0]",0,0,200,0,1,64,256,1,9400,0"#,
         ];
         std::fs::write(&path, format!("{header}\n{}\n", rows.join("\n"))).unwrap();
         let file = read_ets(&path, "T4CPUALL").unwrap();
@@ -610,6 +659,9 @@ mod tests {
         // The label is the recorded rows' alone: kernels plus gaps, in ms.
         assert_eq!(file.label_ms(), Some((8200.0 + 2015.0) / 1e6));
         assert_eq!(file.config(), "vit batch 64 h 256");
+        // The host's time to the next row's first call, µs; none after the last.
+        let hosts: Vec<Option<f64>> = file.rows.iter().map(|r| r.host_us).collect();
+        assert_eq!(hosts, [Some(0.2), Some(0.3), Some(7.5), Some(0.4), None, None]);
     }
 
     /// Every dataset ETS's result tables name resolves to a GPU from the

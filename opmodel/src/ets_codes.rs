@@ -23,6 +23,7 @@ const BATCH_NORM: i64 = 205;
 const EMBEDDING: i64 = 208;
 const DROPOUT: i64 = 212;
 const MULTI_HEAD_ATTENTION: i64 = 172;
+const MSE_LOSS: i64 = 226;
 /// `__matmul__`, `matmul`, `addmm`, `addmm_`, `mm`, `bmm`.
 const MATMULS: [i64; 6] = [206, 207, 220, 221, 222, 223];
 /// Casts (`byte` .. `short`, `to`), copies (`cat`, `reshape`, `pad`,
@@ -64,7 +65,7 @@ fn elementwise_func(op: i64) -> Option<EwFunc> {
         | 159..=165
         | 167
         | 169..=175
-        | 226
+        | MSE_LOSS
         | 232
         | 235
         | 236
@@ -123,6 +124,12 @@ pub(crate) fn attention_work(op: i64, input: &[f64], element_bytes: f64) -> Opti
     work.bytes *= element_bytes / 4.0;
     work.dtype_bytes = element_bytes;
     Some(work)
+}
+
+/// Whether `op` is the loss (`cross_entropy`, `mse_loss`): after its
+/// forward row the host waits for the GPU before the backward pass.
+pub(crate) fn is_loss(op: i64) -> bool {
+    op == CROSS_ENTROPY || op == MSE_LOSS
 }
 
 /// Whether ETS's analyzer records no backward row for `op` even though its
