@@ -195,7 +195,8 @@ pub struct PriceArgs {
     /// `fp32`; or `fp16` / `bf16`, mixed precision as `torch.autocast`
     /// runs it: activations and matrix math in 16 bits on tensor cores,
     /// weights, gradients and the optimizer step in float32 (the two price
-    /// alike).
+    /// alike: on GPUs without bfloat16 tensor cores, V100 and T4, ask for
+    /// fp16, since PyTorch emulates bfloat16 there).
     #[arg(long, value_parser = ["fp32", "fp16", "bf16"], default_value = "fp32")]
     precision: String,
     /// Data-parallel GPU counts.

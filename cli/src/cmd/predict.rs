@@ -125,7 +125,9 @@ pub struct PredictArgs {
     /// `recorded`: each kernel in its recorded precision; `bf16` or `fp16`:
     /// the asked run in mixed precision, as `torch.autocast` runs it (its
     /// float32 kernels in 16 bits, on 16-bit tensor cores where the GPU has
-    /// them; the optimizer step in float32; the two price alike).
+    /// them; the optimizer step in float32; the two price alike: on GPUs
+    /// without bfloat16 tensor cores, V100 and T4, ask for fp16, since
+    /// PyTorch emulates bfloat16 there).
     #[arg(long, value_parser = ["recorded", "bf16", "fp16"], default_value = "recorded")]
     precision: String,
     /// The batch size per GPU the --trace was recorded with (instead of a labels file).
