@@ -21,9 +21,10 @@ pub const INPUTS_VERSION: u32 = 2;
 /// asked for as a workload runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Timing {
-    /// Timed inside a long randomized sweep of isolated operators.
+    /// Timed inside a long randomized sweep of isolated operators, or
+    /// another long back-to-back benchmark loop (ETS's).
     Sweep = 0,
-    /// Timed as a workload runs it: model graphs' nodes, trace kernels, ETS rows, short benchmarks.
+    /// Timed as a workload runs it: model graphs' nodes, trace kernels, short benchmarks.
     Workload = 1,
 }
 
