@@ -12,8 +12,7 @@
 //! (ShuffleNet, small batches) and the label is the host's pace, and
 //! after the loss the host waits for the GPU (`EtsCalibration::file_us`).
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Write;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use tracecast_schemas::hardware::{Catalog, builtin_catalog};
@@ -22,19 +21,8 @@ use crate::OpModelError;
 use crate::collect::GpuTable;
 use crate::csvio::{CsvTable, subfolders};
 use crate::ets_codes::{self, element_bytes, forward_work};
-use crate::features::Timing;
 use crate::gpu::GpuSpec;
-use crate::model::OpModel;
-use crate::scored::{Evaluation, Scored, create, write_err};
 use crate::work::{OpKind, OpWork};
-
-/// How ETS's kernels were timed: its benchmark runs every model's batch
-/// sizes, input sizes and types back to back, seven iterations each, so
-/// the GPU runs as hot as in NeuSight's long operator sweeps. Priced so,
-/// the eleven upstream files of bench/ets_upstream.sh came to 18.8% mean
-/// error against 20.9% priced as a short model run; the shared sweep moved
-/// from 15.5% to 15.7%.
-const ETS_TIMING: Timing = Timing::Sweep;
 
 /// Which kernels a row's share of the op model is calibrated with: cuDNN
 /// picks other algorithms for each operator, kind of work, phase and
@@ -57,7 +45,7 @@ impl KernelsOf {
     /// The key of every operator of this kind, for kinds whose kernels
     /// are alike across operators; `None` for matrix work, whose library
     /// algorithms differ by operator.
-    fn any_op(self) -> Option<KernelsOf> {
+    pub(crate) fn any_op(self) -> Option<KernelsOf> {
         let matrix = matches!(self.kind, OpKind::Gemm | OpKind::Conv);
         (!matrix).then_some(KernelsOf { op: None, ..self })
     }
@@ -357,284 +345,10 @@ pub fn add_folder_gpus(gpus: &mut GpuTable, dirs: &[&Path]) -> Result<(), OpMode
     Ok(())
 }
 
-/// What the training set's ETS files teach beyond the op model: how far the
-/// kernels of each operator and phase sit from the op model (time-weighted,
-/// so the large rows that make up a label count most), and how long the
-/// host takes from one operator to the next (under the profiler's NVTX
-/// ranges, about 0.2 ms each, whatever the model, batch or GPU). The GPU
-/// runs each row's kernels once the host has issued them and the kernels
-/// before are done (`EtsCalibration::file_us`): a model of short kernels
-/// waits on its host (ShuffleNet, small batches), one of long kernels does
-/// not.
-#[derive(Clone, Debug, Default)]
-pub struct EtsCalibration {
-    /// Median host time by (op, phase), µs; for the loss, from the GPU's
-    /// drain to the next call.
-    pub host_us: BTreeMap<(i64, i64), f64>,
-    /// Median host time by phase over every operator but the loss, for an
-    /// operator the training files lack.
-    pub phase_host_us: BTreeMap<i64, f64>,
-    /// By (GPU folder, op, phase, element size), and by (op, phase, element
-    /// size) over all folders.
-    pub kernel_ratio: BTreeMap<(String, KernelsOf), f64>,
-    pub pooled_kernel_ratio: BTreeMap<KernelsOf, f64>,
-    pub files: usize,
-}
-
-pub fn calibrate(
-    model: &OpModel,
-    train: &Path,
-    gpus: &GpuTable,
-    holdout: &[String],
-) -> Result<EtsCalibration, OpModelError> {
-    let mut hosts: BTreeMap<(i64, i64), Vec<f64>> = BTreeMap::new();
-    let mut phase_hosts: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
-    let mut kernels: BTreeMap<KernelsOf, (f64, f64)> = BTreeMap::new();
-    let mut folder_kernels: BTreeMap<(String, KernelsOf), (f64, f64)> = BTreeMap::new();
-    let mut files = 0;
-    for file in read_ets_dir(train)? {
-        if holdout.iter().any(|g| g == &file.gpu_folder || *g == file.batch_key()) {
-            continue;
-        }
-        let Some(spec) = gpus.spec(&file.gpu_folder) else {
-            continue;
-        };
-        files += 1;
-        let pairs: Vec<_> = file.rows.iter().map(|r| (r.work, spec)).collect();
-        let predicted = model.predict_us(&pairs, ETS_TIMING)?;
-        for (r, p) in file.rows.iter().zip(predicted) {
-            if let Some(host) = r.host_us {
-                hosts.entry((r.op, r.dir)).or_default().push(host);
-                if !ets_codes::is_loss(r.op) {
-                    phase_hosts.entry(r.dir).or_default().push(host);
-                }
-            }
-            let Some(kernel) = r.kernel_us else {
-                continue;
-            };
-            let keys = [Some(r.kernels_of()), r.kernels_of().any_op()];
-            for key in keys.into_iter().flatten() {
-                for k in [
-                    kernels.entry(key).or_default(),
-                    folder_kernels.entry((file.gpu_folder.clone(), key)).or_default(),
-                ] {
-                    k.0 += kernel;
-                    k.1 += p;
-                }
-            }
-        }
-    }
-    Ok(EtsCalibration {
-        host_us: medians(hosts),
-        phase_host_us: medians(phase_hosts),
-        kernel_ratio: ratios(folder_kernels),
-        pooled_kernel_ratio: ratios(kernels),
-        files,
-    })
-}
-
-/// The median of each key's values.
-fn medians<K: Ord>(values: BTreeMap<K, Vec<f64>>) -> BTreeMap<K, f64> {
-    values
-        .into_iter()
-        .filter_map(|(k, v)| median(v).map(|m| (k, m)))
-        .collect()
-}
-
-/// Measured over predicted time, from their sums.
-fn ratios<K: Ord>(sums: BTreeMap<K, (f64, f64)>) -> BTreeMap<K, f64> {
-    sums.into_iter()
-        .filter(|(_, (_, p))| *p > 0.0)
-        .map(|(k, (m, p))| (k, m / p))
-        .collect()
-}
-
-fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    v.sort_by(f64::total_cmp);
-    Some(v[v.len() / 2])
-}
-
-impl EtsCalibration {
-    /// How far the op model sat from the measured kernels of `kernels` on
-    /// `folder`: that folder's, else all folders', for the operator, else
-    /// for its kind (`KernelsOf::any_op`); 1 where no training row says.
-    fn kernel_ratio_of(&self, folder: &str, kernels: KernelsOf) -> f64 {
-        [Some(kernels), kernels.any_op()]
-            .into_iter()
-            .flatten()
-            .find_map(|key| {
-                self.kernel_ratio
-                    .get(&(folder.to_string(), key))
-                    .or_else(|| self.pooled_kernel_ratio.get(&key))
-            })
-            .copied()
-            .unwrap_or(1.0)
-    }
-
-    /// The host's time after a row: its operator's, else its phase's.
-    fn host_time_of(&self, row: &EtsRow) -> f64 {
-        self.host_us
-            .get(&(row.op, row.dir))
-            .or_else(|| self.phase_host_us.get(&row.dir))
-            .copied()
-            .unwrap_or(0.0)
-    }
-
-    /// A file's predicted label, µs, from its rows' op-model times on
-    /// `folder`: the host issues the rows one after another, each after
-    /// its operator's host time (the loss's after the GPU drains); the GPU
-    /// starts a row's kernels once issued and once the kernels before are
-    /// done. The unrecorded kernels (linear layers' backward) run at the
-    /// start of the backward pass. The label runs from the first kernel's
-    /// start to where the optimizer's first could start.
-    fn file_us(&self, folder: &str, rows: &[EtsRow], model_us: &[f64]) -> f64 {
-        let kernel_us = |(row, us): (&EtsRow, &f64)| us * self.kernel_ratio_of(folder, row.kernels_of());
-        // An unrecorded backward product runs as its forward one does: the
-        // recorded backward rows of its operator are the classifier's, a
-        // product of another size.
-        let unrecorded: f64 = rows
-            .iter()
-            .zip(model_us)
-            .filter(|(r, _)| r.unrecorded)
-            .map(|(r, us)| {
-                us * self.kernel_ratio_of(
-                    folder,
-                    KernelsOf {
-                        dir: 1,
-                        ..r.kernels_of()
-                    },
-                )
-            })
-            .sum();
-        let (mut host, mut gpu) = (0.0f64, 0.0f64);
-        let mut first_start = None;
-        let mut backward_started = false;
-        for (row, us) in rows.iter().zip(model_us).filter(|(r, _)| !r.unrecorded) {
-            if row.dir == 2 && !backward_started {
-                backward_started = true;
-                gpu = gpu.max(host) + unrecorded;
-            }
-            let start = gpu.max(host);
-            first_start.get_or_insert(start);
-            gpu = start + kernel_us((row, us));
-            host = if ets_codes::is_loss(row.op) && row.dir == 1 {
-                host.max(gpu)
-            } else {
-                host
-            } + self.host_time_of(row);
-        }
-        gpu.max(host) - first_start.unwrap_or(0.0)
-    }
-}
-
-pub fn predict_dir(
-    model: &OpModel,
-    calibration: &EtsCalibration,
-    eval: &Path,
-    gpus: &GpuTable,
-    out: &Path,
-    wanted: &dyn Fn(&str) -> bool,
-    ev: &mut Evaluation,
-) -> Result<(), OpModelError> {
-    let path = out.join("ets.csv");
-    let mut w = create(&path)?;
-    writeln!(w, "gpu_folder,file,batch,h,predicted_ms").map_err(write_err(&path))?;
-    for file in read_ets_dir(eval)? {
-        if !wanted(&file.gpu_folder) && !wanted(&file.batch_key()) {
-            continue;
-        }
-        let Some(spec) = gpus.spec(&file.gpu_folder) else {
-            // Every file keeps its row, left empty, as a label without a GPU does.
-            ev.notes.push(format!(
-                "{}: not predicted: no spec sheet or hardware profile for the GPU of folder {} \
-                 (a NeuSight spec sheet whose Device names it, or a profile in fixtures/hardware)",
-                file.path.display(),
-                file.gpu_folder
-            ));
-            writeln!(w, "{},{},{},{},", file.gpu_folder, file.file, file.batch, file.h).map_err(write_err(&path))?;
-            continue;
-        };
-        let pairs: Vec<_> = file.rows.iter().map(|r| (r.work, spec)).collect();
-        let predicted = model.predict_us(&pairs, ETS_TIMING)?;
-        ev.ops_predicted += predicted.len();
-        let ms = calibration.file_us(&file.gpu_folder, &file.rows, &predicted) / 1e3;
-        writeln!(w, "{},{},{},{},{ms:.6}", file.gpu_folder, file.file, file.batch, file.h).map_err(write_err(&path))?;
-        ev.scored.push(Scored {
-            set: "ets",
-            gpu: file.gpu_folder.clone(),
-            group: file.config(),
-            option: String::new(),
-            predicted_ms: ms,
-            measured_ms: file.label_ms(),
-            what: file.path.display().to_string(),
-        });
-    }
-    w.flush().map_err(write_err(&path))?;
-    ev.files.push(path);
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::work::EwFunc;
-
-    fn row(op: i64, dir: i64) -> EtsRow {
-        EtsRow {
-            op,
-            dir,
-            work: OpWork::elementwise(EwFunc::Relu, 1e6, 2.0),
-            wall_us: None,
-            kernel_us: None,
-            host_us: None,
-            unrecorded: false,
-        }
-    }
-
-    /// The GPU runs a row once the host has issued it and the kernels
-    /// before are done: short kernels wait on the host, long ones do not;
-    /// after the loss the host waits for the GPU; unrecorded kernels run at
-    /// the start of the backward pass. Kernel ratios: the folder's, else
-    /// the pooled one; host times: the operator's, else its phase's.
-    #[test]
-    fn the_gpu_waits_on_the_host_and_the_host_on_the_loss() {
-        let relu_forward = KernelsOf {
-            op: Some(152),
-            kind: OpKind::Elementwise,
-            dir: 1,
-            element_bytes: 4,
-        };
-        let calibration = EtsCalibration {
-            host_us: [((152, 1), 200.0), ((181, 1), 50.0)].into_iter().collect(),
-            phase_host_us: [(2, 100.0)].into_iter().collect(),
-            kernel_ratio: [(("T4CPUALL".to_string(), relu_forward), 0.5)].into_iter().collect(),
-            pooled_kernel_ratio: [(relu_forward, 2.0)].into_iter().collect(),
-            files: 1,
-        };
-        let relus = vec![row(152, 1); 10];
-        // 10 µs kernels (5 µs at this folder's ratio) issued every 200 µs:
-        // the host's pace, to where it would issue the optimizer's.
-        assert_eq!(calibration.file_us("T4CPUALL", &relus, &[10.0; 10]), 10.0 * 200.0);
-        // 1000 µs kernels (500 at the ratio): the GPU's pace, and the
-        // optimizer waits for the host only after the last one.
-        assert_eq!(calibration.file_us("T4CPUALL", &relus, &[1000.0; 10]), 10.0 * 500.0);
-        // Another folder: the pooled ratio.
-        assert_eq!(calibration.file_us("P4CPUALL", &relus, &[1000.0; 10]), 10.0 * 2000.0);
-        // The loss: the host waits for the GPU, then 50 µs to the backward
-        // row (an operator the training lacks: its phase's 100 µs), which
-        // unrecorded kernels (3000 µs at the forward ratio) precede.
-        let mut unrecorded = row(152, 2);
-        unrecorded.unrecorded = true;
-        let rows = [row(152, 1), row(181, 1), row(999, 2), unrecorded];
-        let us = [1000.0, 100.0, 100.0, 6000.0];
-        // relu 0..500; loss issued at 200, runs 500..600; host waits to 600,
-        // +50: backward issued at 650, after the unrecorded 3000 µs
-        // (650..3650), runs 3650..3750; the optimizer's issue at 750.
-        assert_eq!(calibration.file_us("T4CPUALL", &rows, &us), 3750.0);
-    }
 
     /// ETS's analyzer records no backward row for a linear layer, whose
     /// backward kernels run in the gaps all the same: the file gets an

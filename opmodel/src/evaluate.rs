@@ -11,7 +11,7 @@ use crate::OpModelError;
 use crate::architectures::ModelConfig;
 use crate::collect::GpuTable;
 use crate::csvio::csv_files;
-use crate::ets;
+use crate::ets_predict;
 use crate::features::Timing;
 use crate::graph::{ModelGraph, Node, read_graph};
 use crate::model::OpModel;
@@ -46,7 +46,7 @@ fn csv_cell(s: &str) -> String {
 /// `only`: predict and report only these GPUs (all when empty).
 pub fn evaluate(
     model: &OpModel,
-    calibration: &ets::EtsCalibration,
+    calibration: &ets_predict::EtsCalibration,
     train: &Path,
     eval: &Path,
     gpus: &GpuTable,
@@ -65,7 +65,7 @@ pub fn evaluate(
     };
     per_op(model, eval, gpus, out, &wanted, &mut ev)?;
     end_to_end(model, train, eval, gpus, out, &wanted, &mut ev)?;
-    ets::predict_dir(model, calibration, eval, gpus, out, &wanted, &mut ev)?;
+    ets_predict::predict_dir(model, calibration, eval, gpus, out, &wanted, &mut ev)?;
     ev.predict_seconds = started.elapsed().as_secs_f64();
     Ok(ev)
 }

@@ -9,6 +9,7 @@ mod csvio;
 mod error;
 pub mod ets;
 mod ets_codes;
+mod ets_predict;
 mod evaluate;
 pub mod features;
 mod forest;
@@ -164,7 +165,7 @@ pub fn run_public(opts: &PublicOptions) -> Result<PublicRun, OpModelError> {
     let started = Instant::now();
     let (model, collected) = train_public(&roots, &gpus, &opts.holdout, &opts.params)?;
     let fit_seconds = started.elapsed().as_secs_f64();
-    let calibration = ets::calibrate(&model, &opts.train, &gpus, &opts.holdout)?;
+    let calibration = ets_predict::calibrate(&model, &opts.train, &gpus, &opts.holdout)?;
     let evaluation = evaluate::evaluate(
         &model,
         &calibration,
