@@ -348,7 +348,6 @@ pub fn add_folder_gpus(gpus: &mut GpuTable, dirs: &[&Path]) -> Result<(), OpMode
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::work::EwFunc;
 
     /// ETS's analyzer records no backward row for a linear layer, whose
     /// backward kernels run in the gaps all the same: the file gets an
