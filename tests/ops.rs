@@ -441,6 +441,31 @@ fn ops_price_mixed_precision_gains_most_where_tensor_cores_are_fastest() {
     let price = |precision: &str| gpt2_price_csv(&config, &["T4", "H100"], &["--precision", precision]);
     let (float32, half) = (price("fp32"), price("bf16"));
     assert_eq!(half, price("fp16"), "fp16 and bf16 price alike");
+    // ... but the T4 has no bfloat16 tensor cores, and a note says so.
+    let notes = |precision: &str| {
+        let run = tracecast(&[
+            "ops",
+            "price",
+            "--config",
+            s(&config),
+            "--gpu",
+            "T4",
+            "--gpu",
+            "H100",
+            "--seqlen",
+            "128",
+            "--precision",
+            precision,
+        ]);
+        text(&run).1
+    };
+    let bf16_notes = notes("bf16");
+    assert!(
+        bf16_notes.contains("NVIDIA T4: no bfloat16 tensor cores")
+            && !bf16_notes.contains("H100 SXM5 80GB: no bfloat16"),
+        "{bf16_notes}"
+    );
+    assert!(!notes("fp16").contains("bfloat16"));
     let column = |csv_text: &str, gpu: &str, column: &str| priced(csv_text, &[("gpu", gpu)], column);
     let gain = |gpu: &str| column(&float32, gpu, "gemm_ms") / column(&half, gpu, "gemm_ms");
     assert!(gain("T4") > 1.5, "T4 GEMMs {}x faster in 16 bits", gain("T4"));

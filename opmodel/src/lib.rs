@@ -40,7 +40,7 @@ pub use scored::{Evaluation, Scored};
 pub use shipped::shipped_model;
 pub use sweep::{SweepResult, sweep};
 pub use tables::public_tables;
-pub use work::{EwFunc, OpKind, OpWork, Pass, Tf32Path};
+pub use work::{EwFunc, HalfType, OpKind, OpWork, Pass, Tf32Path, bfloat16_emulated_note};
 
 /// The GPUs of the directories: their `neusight/device_configs` spec sheets
 /// by NeuSight key, and the GPU of each `ets/datasets` folder by folder name

@@ -13,7 +13,7 @@ use crate::features::Timing;
 use crate::gpu::GpuSpec;
 use crate::model::OpModel;
 use crate::shipped::shipped_model;
-use crate::work::{EwFunc, OpWork, Pass, Tf32Path};
+use crate::work::{EwFunc, HalfType, OpWork, Pass, Tf32Path, bfloat16_emulated_note};
 
 /// What to price: one model configuration at each batch size on each GPU.
 #[derive(Clone, Copy)]
@@ -41,8 +41,8 @@ pub struct PriceJob<'a> {
     /// Mixed precision (`torch.autocast` to float16 or bfloat16): the
     /// activations and the matrix math in 16 bits, on 16-bit tensor cores
     /// where a GPU has them; the weights, their gradients and the
-    /// optimizer step stay float32.
-    pub half: bool,
+    /// optimizer step stay float32. `None`: float32.
+    pub half: Option<HalfType>,
 }
 
 /// The optimizer step of a training iteration: a pass over the parameters
@@ -121,7 +121,10 @@ pub struct ModelPrice {
     /// Whether its matrix products were priced on TF32 tensor cores.
     pub tf32: bool,
     /// Whether it was priced in mixed precision (`PriceJob::half`).
-    pub half: bool,
+    pub half: Option<HalfType>,
+    /// What the price cannot show, one line each (a bfloat16 run on a GPU
+    /// that emulates bfloat16).
+    pub notes: Vec<String>,
     /// Trainable parameters of the model as run.
     pub parameters: f64,
     pub optimizer: Optimizer,
@@ -189,7 +192,7 @@ pub fn price_model(job: &PriceJob<'_>) -> Result<ModelPrice, OpModelError> {
             } else {
                 Tf32Path::Off
             };
-            if job.half {
+            if job.half.is_some() {
                 *work = work.in_half();
             }
         }
@@ -208,6 +211,10 @@ pub fn price_model(job: &PriceJob<'_>) -> Result<ModelPrice, OpModelError> {
         training: job.training,
         tf32: job.tf32,
         half: job.half,
+        notes: match job.half {
+            Some(HalfType::BFloat16) => profiles.iter().filter_map(bfloat16_emulated_note).collect(),
+            _ => Vec::new(),
+        },
         parameters,
         optimizer,
         op_model_trained_on: model.card.trained_on.clone(),

@@ -140,6 +140,27 @@ pub struct OpWork {
     pub tf32: Tf32Path,
 }
 
+/// The 16-bit type of a mixed-precision run (`torch.autocast`'s dtype).
+/// Both price alike; a GPU without bfloat16 tensor cores (V100, T4) runs
+/// bfloat16 emulated, which `bfloat16_emulated_note` says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HalfType {
+    Float16,
+    BFloat16,
+}
+
+/// Why a bfloat16 run on `profile` is slower than priced, if it is: the
+/// profile gives no bfloat16 rate (V100, T4), and PyTorch emulates
+/// bfloat16 math there.
+pub fn bfloat16_emulated_note(profile: &tracecast_schemas::hardware::HardwareProfile) -> Option<String> {
+    profile.peak_bf16_flops().is_none().then(|| {
+        format!(
+            "{}: no bfloat16 tensor cores in its profile; PyTorch emulates bfloat16 there, so a bf16 run is slower than priced (priced as fp16; ask for --precision fp16)",
+            profile.name
+        )
+    })
+}
+
 /// Which of PyTorch's TF32 switches lets float32 matrix work run on TF32
 /// tensor cores: each library's kernels realise another share of their
 /// peak (`OpModel::predict_us`).

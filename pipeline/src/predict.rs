@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use tracecast_features::{FeatureRun, FeatureSummary, LakeOptions, WindowSpec, build_features};
 use tracecast_ingest::{IngestOptions, ingest};
 use tracecast_opmodel::{OpModel, shipped_model};
-use tracecast_predict::{IdleGaps, PredictRequest, Prediction, ScalingOptions, StepBase, Tf32, write_outputs};
+use tracecast_predict::{
+    HalfType, IdleGaps, PredictRequest, Prediction, ScalingOptions, StepBase, Tf32, write_outputs,
+};
 use tracecast_schemas::hardware::{catalog_or_builtin, lookup_gpu};
 use tracecast_train::{FeatureTable, Labels, Model, TraceLabel, collector_label};
 
@@ -50,7 +52,7 @@ pub struct PredictJob<'a> {
     pub batch_size: Option<u32>,
     pub tf32: Tf32,
     /// The asked run in mixed precision (`PredictRequest::half`).
-    pub half: bool,
+    pub half: Option<HalfType>,
     pub scaling: ScalingOptions,
     pub gpu_type: Option<String>,
     pub out: &'a Path,
@@ -80,7 +82,7 @@ pub fn predict(job: &PredictJob<'_>) -> Result<PredictOutcome, PipelineError> {
     // so at other per-GPU batches). A single as-recorded prediction needs none.
     // An explicit --tf32 or --precision asks for a run other than the
     // recorded one even on its own GPU and batch.
-    let other_run = job.half || job.tf32 != Tf32::Auto;
+    let other_run = job.half.is_some() || job.tf32 != Tf32::Auto;
     let what_if = job.gpu.is_some() || job.batch_size.is_some() || other_run || job.scaling.gpu_counts.len() > 1;
     let op_model = match (job.op_model_file, what_if) {
         (Some(path), _) => Some(OpModel::load(path)?),

@@ -15,7 +15,8 @@ mod transformer;
 
 use std::collections::{BTreeMap, HashMap};
 
-use tracecast_opmodel::{GpuSpec, OpModel};
+pub use tracecast_opmodel::HalfType;
+use tracecast_opmodel::{GpuSpec, OpModel, bfloat16_emulated_note};
 use tracecast_schemas::hardware::{Catalog, HardwareProfile};
 use tracecast_train::{Dataset, FeatureTable, Labels, Model, Scenario, StepRow, batch_scale, build_dataset};
 
@@ -86,8 +87,9 @@ pub struct PredictRequest<'a> {
     pub tf32: Tf32,
     /// The asked run in mixed precision (`torch.autocast` to bfloat16 or
     /// float16): its float32 kernels run in 16 bits, on 16-bit tensor cores
-    /// where the GPU has them; the optimizer step keeps float32.
-    pub half: bool,
+    /// where the GPU has them; the optimizer step keeps float32. `None`:
+    /// each kernel as recorded.
+    pub half: Option<HalfType>,
     /// Per trace id, whether its kernels ran on TF32 tensor cores (read
     /// from the lake); None where no lake was read.
     pub used_tf32: Option<&'a HashMap<String, bool>>,
@@ -100,7 +102,7 @@ impl PredictRequest<'_> {
     /// Whether an explicit --tf32 or --precision asks for a run other than
     /// the recorded one, even on its own GPU and batch.
     pub fn asks_another_run(&self) -> bool {
-        self.half || self.tf32 != Tf32::Auto
+        self.half.is_some() || self.tf32 != Tf32::Auto
     }
 }
 
@@ -274,7 +276,7 @@ fn price(req: &PredictRequest<'_>, scenario: Scenario<'_>) -> Result<(Dataset, S
             physical::Asked {
                 gpu: target.as_ref(),
                 tf32: req.tf32,
-                half: req.half,
+                half: req.half.is_some(),
                 used_tf32: req.used_tf32,
             },
             &scales,
@@ -583,6 +585,19 @@ pub fn predict(req: &PredictRequest<'_>) -> Result<Prediction, PredictError> {
         .into_iter()
         .map(|(reason, traces)| format!("{} trace(s), {reason}: {}", traces.len(), traces.join(", ")))
         .collect();
+    if req.half == Some(HalfType::BFloat16) {
+        // The GPUs the run is priced on: the asked one, else each trace's own.
+        let mut priced_on: Vec<&HardwareProfile> = match req.gpu {
+            Some(gpu) => vec![gpu],
+            None => data
+                .traces
+                .iter()
+                .filter_map(|t| t.recorded_gpu.as_deref().and_then(|g| req.catalog.resolve(g)))
+                .collect(),
+        };
+        priced_on.dedup_by(|a, b| a.name == b.name);
+        notes.extend(priced_on.into_iter().filter_map(bfloat16_emulated_note));
+    }
     if req.gpu.is_some() || req.batch_size.is_some() || req.asks_another_run() {
         notes.extend(coverage_notes(&data, &coverage));
         if req.idle == IdleGaps::Recorded {

@@ -89,7 +89,7 @@ pub fn price_transformer(job: &TransformerJob<'_>) -> Result<TransformerPredicti
         ..job.price
     })?;
     let gradient_bytes = 4.0 * price.parameters;
-    let mut notes = Vec::new();
+    let mut notes = price.notes.clone();
     let mut rows = Vec::new();
     let mut throughput = Vec::new();
     for (g, profile) in price.gpus.iter().enumerate() {

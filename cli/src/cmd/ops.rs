@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use tracecast_opmodel::{FitParams, Optimizer, PriceJob, PublicOptions, run_public, sweep, train_to_file};
+use tracecast_opmodel::{FitParams, HalfType, Optimizer, PriceJob, PublicOptions, run_public, sweep, train_to_file};
 use tracecast_predict::{TransformerJob, TransformerPrediction, price_transformer, priced_csv, write_price_outputs};
 
 use super::predict::NetworkArgs;
@@ -195,8 +195,8 @@ pub struct PriceArgs {
     /// `fp32`; or `fp16` / `bf16`, mixed precision as `torch.autocast`
     /// runs it: activations and matrix math in 16 bits on tensor cores,
     /// weights, gradients and the optimizer step in float32 (the two price
-    /// alike: on GPUs without bfloat16 tensor cores, V100 and T4, ask for
-    /// fp16, since PyTorch emulates bfloat16 there).
+    /// alike: on GPUs without bfloat16 tensor cores, V100 and T4, PyTorch
+    /// emulates bfloat16, and a note says so).
     #[arg(long, value_parser = ["fp32", "fp16", "bf16"], default_value = "fp32")]
     precision: String,
     /// Data-parallel GPU counts.
@@ -238,7 +238,7 @@ fn render_price(p: &TransformerPrediction) -> String {
             (true, o) => format!("forward + backward + {o:?} step"),
         },
         price.seqlen,
-        match (price.half, price.tf32) {
+        match (price.half.is_some(), price.tf32) {
             (true, _) => "mixed precision (16-bit activations and matrix math)",
             (false, true) => "matrix products on TF32 where the GPU has it",
             (false, false) => "strict float32",
@@ -353,7 +353,11 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
                     op_model: args.op_model.as_deref(),
                     optimizer,
                     tf32: args.tf32 == "on",
-                    half: args.precision != "fp32",
+                    half: match args.precision.as_str() {
+                        "bf16" => Some(HalfType::BFloat16),
+                        "fp16" => Some(HalfType::Float16),
+                        _ => None,
+                    },
                 },
                 scaling: args.network.scaling(args.gpus.clone()),
                 gpu_type: args.gpu_type.as_deref(),

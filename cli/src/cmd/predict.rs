@@ -6,7 +6,7 @@ use anyhow::bail;
 use clap::Args;
 use tracecast_pipeline::{PredictInput, PredictJob, TraceFacts, predict};
 use tracecast_predict::scaling::{DEFAULT_GPUS_PER_NODE, DEFAULT_LATENCY_S, DEFAULT_NETWORK_GBS};
-use tracecast_predict::{IdleGaps, ScalingOptions, StepBase, Tf32};
+use tracecast_predict::{HalfType, IdleGaps, ScalingOptions, StepBase, Tf32};
 
 use crate::progress::Ui;
 
@@ -126,8 +126,8 @@ pub struct PredictArgs {
     /// the asked run in mixed precision, as `torch.autocast` runs it (its
     /// float32 kernels in 16 bits, on 16-bit tensor cores where the GPU has
     /// them; the optimizer step in float32; the two price alike: on GPUs
-    /// without bfloat16 tensor cores, V100 and T4, ask for fp16, since
-    /// PyTorch emulates bfloat16 there).
+    /// without bfloat16 tensor cores, V100 and T4, PyTorch emulates
+    /// bfloat16, and a note says so).
     #[arg(long, value_parser = ["recorded", "bf16", "fp16"], default_value = "recorded")]
     precision: String,
     /// The batch size per GPU the --trace was recorded with (instead of a labels file).
@@ -262,7 +262,11 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
             Tf32Arg::On => Tf32::On,
             Tf32Arg::Off => Tf32::Off,
         },
-        half: args.precision != "recorded",
+        half: match args.precision.as_str() {
+            "bf16" => Some(HalfType::BFloat16),
+            "fp16" => Some(HalfType::Float16),
+            _ => None,
+        },
         scaling: ScalingOptions {
             gradient_bytes: args.gradient_bytes,
             ..args.network.scaling(args.gpus.clone())
