@@ -17,8 +17,10 @@ from pathlib import Path
 
 COMMIT = "ceab3e8dae0298abd3272389573dc5331b027960"
 URL = f"https://raw.githubusercontent.com/iscas-system/ETS/{COMMIT}/benchmark/datasets/{{}}/{{}}"
-# (GPU folder, file): batch 64, 256x256; float32 unless said.
+# (GPU folder, file): batch 64, 256x256, float32, unless said.
 FILES = [
+    ("T4CPUALL", "resnet18.16_7.csv"),  # batch 2
+    ("T4CPUALL", "mobilenet_v2.64_7.csv"),  # batch 8, 128x128
     ("T4CPUALL", "alexnet.116_7.csv"),  # float16
     ("T4CPUALL", "alexnet.117_7.csv"),  # float64
     ("T4CPUALL", "resnet18.150_7.csv"),
