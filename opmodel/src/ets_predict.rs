@@ -46,6 +46,8 @@ pub struct EtsCalibration {
     pub pooled_kernel_ratio: BTreeMap<KernelsOf, f64>,
 }
 
+/// The calibration the ETS files under `train` teach, their GPU folders
+/// and batch sizes in `holdout` left out.
 pub fn calibrate(
     model: &OpModel,
     train: &Path,
