@@ -298,4 +298,57 @@ mod tests {
         // (650..3650), runs 3650..3750; the optimizer's issue at 750.
         assert_eq!(calibration.file_us("T4CPUALL", &rows, &us), 3750.0);
     }
+
+    /// A prediction never reads the file's timing: the same rows with
+    /// their timing columns zeroed (as the judged evaluation files come)
+    /// price the same.
+    #[test]
+    fn predictions_do_not_read_the_files_timing() {
+        let dir = tempfile::tempdir().unwrap();
+        let header = "op,dir,params,flops,bytes,seq,rStartTime,kStartTime,kEndTime,space,kduration,batch,h,input_type";
+        // (op, dir, params, flops, bytes, seq; the timing columns).
+        let rows = [
+            (
+                r#"152,1,"[4, 64, 4096, 0, 0, 0, 0, 0, 0, 0]",0,0,1"#,
+                "1000,5000,5100,7,100",
+            ),
+            (
+                r#"201,1,"[4, 64, 4096, 0, 0, 0, 0, 0, 0, 0, 4, 1000, 4096, 0, 0, 0, 0, 0, 0, 0]",0,0,2"#,
+                "1300,5107,5900,3,790",
+            ),
+            (
+                r#"181,1,"[4, 64, 1000, 0, 0, 0, 0, 0, 0, 0]",0,0,3"#,
+                "1500,5903,5950,900,47",
+            ),
+            (
+                r#"152,2,"[4, 64, 4096, 0, 0, 0, 0, 0, 0, 0]",0,0,1"#,
+                "6900,6850,6900,4,50",
+            ),
+        ];
+        let write = |name: &str, zeroed: bool| {
+            let path = dir.path().join(name);
+            let lines: Vec<String> = rows
+                .iter()
+                .map(|(row, timing)| {
+                    let timing = if zeroed { "0,0,0,0,0" } else { timing };
+                    format!("{row},{timing},64,256,1")
+                })
+                .collect();
+            std::fs::write(&path, format!("{header}\n{}\n", lines.join("\n"))).unwrap();
+            crate::ets::read_ets(&path, "T4CPUALL").unwrap()
+        };
+        let (timed, zeroed) = (write("a.1_7.csv", false), write("b.1_7.csv", true));
+        assert!(timed.label_ms().is_some() && zeroed.label_ms().is_none());
+        let calibration = EtsCalibration {
+            host_us: [((152, 1), 200.0)].into_iter().collect(),
+            phase_host_us: [(1, 150.0), (2, 100.0)].into_iter().collect(),
+            ..EtsCalibration::default()
+        };
+        let model_us = vec![100.0; timed.rows.len()];
+        assert_eq!(
+            calibration.file_us("T4CPUALL", &timed.rows, &model_us),
+            calibration.file_us("T4CPUALL", &zeroed.rows, &model_us)
+        );
+        assert_eq!(timed.rows.len(), zeroed.rows.len());
+    }
 }
