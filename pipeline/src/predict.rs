@@ -7,7 +7,7 @@ use tracecast_features::{FeatureRun, FeatureSummary, LakeOptions, WindowSpec, bu
 use tracecast_ingest::{IngestOptions, ingest};
 use tracecast_opmodel::{OpModel, shipped_model};
 use tracecast_predict::{
-    HalfType, IdleGaps, PredictRequest, Prediction, ScalingOptions, StepBase, Tf32, write_outputs,
+    HalfType, IdleGaps, PredictRequest, Prediction, ScalingOptions, StepBase, Tf32, asks_another_run, write_outputs,
 };
 use tracecast_schemas::hardware::{catalog_or_builtin, lookup_gpu};
 use tracecast_train::{FeatureTable, Labels, Model, TraceLabel, collector_label};
@@ -80,10 +80,10 @@ pub fn predict(job: &PredictJob<'_>) -> Result<PredictOutcome, PipelineError> {
     // Only what-ifs move kernels: another GPU, another batch, or the
     // throughput grid (which prices the global batch on other GPU counts,
     // so at other per-GPU batches). A single as-recorded prediction needs none.
-    // An explicit --tf32 or --precision asks for a run other than the
-    // recorded one even on its own GPU and batch.
-    let other_run = job.half.is_some() || job.tf32 != Tf32::Auto;
-    let what_if = job.gpu.is_some() || job.batch_size.is_some() || other_run || job.scaling.gpu_counts.len() > 1;
+    let what_if = job.gpu.is_some()
+        || job.batch_size.is_some()
+        || asks_another_run(job.half, job.tf32)
+        || job.scaling.gpu_counts.len() > 1;
     let op_model = match (job.op_model_file, what_if) {
         (Some(path), _) => Some(OpModel::load(path)?),
         (None, true) => Some(shipped_model()?),

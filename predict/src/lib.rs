@@ -98,11 +98,16 @@ pub struct PredictRequest<'a> {
     pub gpu_type: Option<String>,
 }
 
+/// Whether an explicit --tf32 or --precision asks for a run other than the
+/// recorded one, even on its own GPU and batch.
+pub fn asks_another_run(half: Option<HalfType>, tf32: Tf32) -> bool {
+    half.is_some() || tf32 != Tf32::Auto
+}
+
 impl PredictRequest<'_> {
-    /// Whether an explicit --tf32 or --precision asks for a run other than
-    /// the recorded one, even on its own GPU and batch.
+    /// [`asks_another_run`] of this request.
     pub fn asks_another_run(&self) -> bool {
-        self.half.is_some() || self.tf32 != Tf32::Auto
+        asks_another_run(self.half, self.tf32)
     }
 }
 
@@ -595,6 +600,7 @@ pub fn predict(req: &PredictRequest<'_>) -> Result<Prediction, PredictError> {
                 .filter_map(|t| t.recorded_gpu.as_deref().and_then(|g| req.catalog.resolve(g)))
                 .collect(),
         };
+        priced_on.sort_by(|a, b| a.name.cmp(&b.name));
         priced_on.dedup_by(|a, b| a.name == b.name);
         notes.extend(priced_on.into_iter().filter_map(bfloat16_emulated_note));
     }

@@ -5,10 +5,10 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use tracecast_opmodel::{FitParams, HalfType, Optimizer, PriceJob, PublicOptions, run_public, sweep, train_to_file};
+use tracecast_opmodel::{FitParams, Optimizer, PriceJob, PublicOptions, run_public, sweep, train_to_file};
 use tracecast_predict::{TransformerJob, TransformerPrediction, price_transformer, priced_csv, write_price_outputs};
 
-use super::predict::NetworkArgs;
+use super::predict::{NetworkArgs, half_type};
 use crate::progress::Ui;
 
 /// The per-operator model: an operator's time on any GPU from its work
@@ -353,11 +353,7 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
                     op_model: args.op_model.as_deref(),
                     optimizer,
                     tf32: args.tf32 == "on",
-                    half: match args.precision.as_str() {
-                        "bf16" => Some(HalfType::BFloat16),
-                        "fp16" => Some(HalfType::Float16),
-                        _ => None,
-                    },
+                    half: half_type(&args.precision),
                 },
                 scaling: args.network.scaling(args.gpus.clone()),
                 gpu_type: args.gpu_type.as_deref(),

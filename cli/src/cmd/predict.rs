@@ -219,6 +219,16 @@ impl NetworkArgs {
     }
 }
 
+/// The 16-bit type a `--precision` value asks for; `None` for the
+/// recorded precision or float32.
+pub(crate) fn half_type(precision: &str) -> Option<HalfType> {
+    match precision {
+        "bf16" => Some(HalfType::BFloat16),
+        "fp16" => Some(HalfType::Float16),
+        _ => None,
+    }
+}
+
 pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     args.network.check()?;
@@ -262,11 +272,7 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
             Tf32Arg::On => Tf32::On,
             Tf32Arg::Off => Tf32::Off,
         },
-        half: match args.precision.as_str() {
-            "bf16" => Some(HalfType::BFloat16),
-            "fp16" => Some(HalfType::Float16),
-            _ => None,
-        },
+        half: half_type(&args.precision),
         scaling: ScalingOptions {
             gradient_bytes: args.gradient_bytes,
             ..args.network.scaling(args.gpus.clone())
