@@ -645,3 +645,110 @@ fn ops_price_writes_a_throughput_table_the_planner_reads() {
     let (_, stderr) = text(&run);
     assert!(!run.status.success() && stderr.contains("--gpu-type"), "{stderr}");
 }
+
+/// Mixed precision as Hugging Face runs it under autocast, priced against
+/// bfloat16 runs measured on an H100 (bench/measured/h100-bf16): the
+/// inference configurations, which keep the GPU busy, within 15%. Pricing
+/// every node in 16 bits without autocast's casts and float32 softmax put
+/// them 23-44% fast.
+#[test]
+fn mixed_precision_prices_autocast_as_measured_on_an_h100() {
+    let Some(public) = shared("public") else { return };
+    let labels = workspace_root().join("bench/measured/h100-bf16/neusight/label/NVIDIA_H100_80GB_HBM3");
+    let dir = tempfile::tempdir().unwrap();
+    let mut checked = 0;
+    for name in [
+        "gpt2_large-inf-1024-8",
+        "gpt3_xl-inf-2048-2",
+        "gpt3_27-inf-2048-2",
+        "opt_13-inf-2048-2",
+    ] {
+        let f: Vec<&str> = name.split('-').collect();
+        let out = dir.path().join(name);
+        let config = public.join(format!("neusight/DLmodel_configs/{}.json", f[0]));
+        let run = tracecast(&[
+            "ops",
+            "price",
+            "--config",
+            s(&config),
+            "--gpu",
+            "H100",
+            "--mode",
+            f[1],
+            "--seqlen",
+            f[2],
+            "--batch-size",
+            f[3],
+            "--optimizer",
+            "none",
+            "--precision",
+            "bf16",
+            "--out",
+            s(&out),
+        ]);
+        let (stdout, stderr) = text(&run);
+        assert!(run.status.success(), "{stdout}\n{stderr}");
+        let priced = std::fs::read_to_string(out.join("priced.csv")).unwrap();
+        let mut lines = priced.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let column = |c: &str| -> f64 { row[header.iter().position(|h| *h == c).unwrap()].parse().unwrap() };
+        let label = labels.join(format!("{name}.json"));
+        let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(label).unwrap()).unwrap();
+        let measured = json["e2e_latency"].as_f64().unwrap();
+        let predicted = column("iteration_ms");
+        assert!(
+            (predicted - measured).abs() / measured < 0.15,
+            "{name}: priced {predicted:.1} ms, measured {measured:.1} ms"
+        );
+        assert!(column("copy_ms") > 0.0, "{name}: autocast's casts are priced");
+        checked += 1;
+    }
+    assert_eq!(checked, 4);
+}
+
+/// `ops bench --precision bf16`: the H100's bfloat16 operators
+/// (bench/measured/h100-bf16) priced as 16-bit work, from a model that
+/// saw float32 only; end-to-end labels are left to `ops price`. Priced as
+/// float32 (no tensor-core rates in the spec sheet), the batched products
+/// had a 452% MAPE.
+#[test]
+fn bench_prices_sixteen_bit_operators_on_tensor_cores() {
+    let Some(public) = shared("public") else { return };
+    let eval = workspace_root().join("bench/measured/h100-bf16");
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    let run = tracecast(&[
+        "ops",
+        "bench",
+        "--train",
+        s(&public),
+        "--eval",
+        s(&eval),
+        "--out",
+        s(&out),
+        "--precision",
+        "bf16",
+        "--num-iterations",
+        "120",
+    ]);
+    let (stdout, stderr) = text(&run);
+    assert!(run.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("16-bit per-op rows only"), "{stderr}");
+    let e2e = std::fs::read_to_string(out.join("neusight_e2e.csv")).unwrap_or_default();
+    assert!(e2e.lines().count() <= 1, "no end-to-end label is priced: {e2e}");
+    let bmm_row = stdout
+        .lines()
+        .find(|l| l.starts_with("| bmm |"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    let mape: f64 = bmm_row
+        .split('|')
+        .nth(2)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(mape < 40.0, "batched products in bfloat16: {mape}% MAPE");
+}

@@ -14,13 +14,23 @@ runs 10 times (mean of the 2 fastest), above 10 ms 5 times (the fastest).
 Long ops vary little run to run, so this moves the figure by well under 1%.
 
     python3 bench/gpu/measure_public.py --neusight DIR --out OUT \
-        [--perop-budget-s 300] [--e2e-budget-s 200] [--perop-split train]
+        [--perop-budget-s 300] [--e2e-budget-s 200] [--perop-split train] \
+        [--precision bf16 --perop-ops bmm,linear]
+
+With --precision bf16 or fp16 the same runs are made in mixed precision, as
+users train: end-to-end labels and Kineto steps under torch.autocast (matrix
+products and convolutions in 16 bits, weights and the optimizer in float32),
+and per-op rows on 16-bit tensors. Kineto traces are then named after the
+precision (resnet50-b32-bf16), and BERT-large steps are traced in float32 and
+in that precision, so that a float32 trace can be priced in 16 bits against
+a measured 16-bit step.
 
 DIR holds per_op/test/*.csv.gz (per_op/train/<op>/*.csv.gz for
 --perop-split train), DLmodel_configs/*.json and label_index.csv
 (copied from ../shared/public/neusight, since that folder does not travel).
 """
 import argparse
+import contextlib
 import csv
 import gc
 import gzip
@@ -82,30 +92,34 @@ def time_op(fn):
     return time_call(fn, runs=25, keep=5)
 
 
-def op_callable(name, shape):
-    """The isolated op NeuSight's per-op rows time, on fresh random float32 inputs."""
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def op_callable(name, shape, dtype=torch.float32):
+    """The isolated op NeuSight's per-op rows time, on fresh random inputs
+    (float32 as NeuSight's; 16-bit tensors with --precision)."""
     dev = "cuda"
     if name == "bmm":
-        a = torch.randn(shape["B"], shape["M"], shape["N"], device=dev)
-        b = torch.randn(shape["B"], shape["N"], shape["K"], device=dev)
+        a = torch.randn(shape["B"], shape["M"], shape["N"], device=dev, dtype=dtype)
+        b = torch.randn(shape["B"], shape["N"], shape["K"], device=dev, dtype=dtype)
         return lambda: torch.bmm(a, b)
     if name == "linear":
-        x = torch.randn(shape["B"], shape["M"], shape["N"], device=dev)
-        layer = torch.nn.Linear(shape["N"], shape["K"], device=dev)
+        x = torch.randn(shape["B"], shape["M"], shape["N"], device=dev, dtype=dtype)
+        layer = torch.nn.Linear(shape["N"], shape["K"], device=dev, dtype=dtype)
         return lambda: layer(x)
     if name == "conv":
         size = shape["Input_Size"]
-        x = torch.randn(shape["B"], shape["Input_Channel"], size, size, device=dev)
+        x = torch.randn(shape["B"], shape["Input_Channel"], size, size, device=dev, dtype=dtype)
         layer = torch.nn.Conv2d(shape["Input_Channel"], shape["Output_Channel"], shape["Kernel_Szie"],
-                                stride=shape["Stride"], padding=shape["Padding"], device=dev)
+                                stride=shape["Stride"], padding=shape["Padding"], device=dev, dtype=dtype)
         return lambda: layer(x)
-    x = torch.randn(shape["B"], shape["H"], device=dev)
+    x = torch.randn(shape["B"], shape["H"], device=dev, dtype=dtype)
     if name == "ln":
-        layer = torch.nn.LayerNorm(shape["H"], device=dev)
+        layer = torch.nn.LayerNorm(shape["H"], device=dev, dtype=dtype)
         return lambda: layer(x)
     if name == "softmax":
         return lambda: torch.softmax(x, dim=-1)
-    y = torch.rand(shape["B"], shape["H"], device=dev) + 0.5
+    y = torch.rand(shape["B"], shape["H"], device=dev, dtype=dtype) + 0.5
     binary = {"add": torch.add, "mul": torch.mul, "div": torch.div, "pow": torch.pow}
     if name in binary:
         f = binary[name]
@@ -122,23 +136,24 @@ def op_callable(name, shape):
     return unary[name]
 
 
-def perop_sources(neusight, out, key, split):
+def perop_sources(neusight, out, key, split, ops):
     """(source CSVs, output CSV) per table: NeuSight's test files, or one
-    file per op kind of its train split (the union of every GPU's shapes)."""
+    file per op kind of its train split (the union of every GPU's shapes);
+    only the tables named in `ops` when it is not empty."""
     if split == "test":
         return [([neusight / "per_op/test" / f"{stem}.csv.gz"], out / "per_op/test" / f"{stem}.csv.gz")
-                for stem in PEROP_FILES]
+                for stem in PEROP_FILES if not ops or stem in ops]
     return [(sorted(d.glob("*.csv.gz")), out / "per_op/train" / d.name / f"{key}.csv.gz")
-            for d in sorted((neusight / "per_op/train").iterdir()) if d.is_dir()]
+            for d in sorted((neusight / "per_op/train").iterdir()) if d.is_dir() and (not ops or d.name in ops)]
 
 
-def measure_perop(neusight, out, device_name, key, split, per_table, budget_s, skip):
+def measure_perop(neusight, out, device_name, key, split, per_table, budget_s, skip, ops, dtype):
     deadline = time.time() + budget_s
     meta = {"Torch Version": "p" + torch.__version__.split("+")[0],
             "CUDNN Version": str(torch.backends.cudnn.version()),
             "CUDA Version": "cu" + (torch.version.cuda or "").replace(".", "")}
     tables, jobs = [], []
-    for sources, target in perop_sources(neusight, out, key, split):
+    for sources, target in perop_sources(neusight, out, key, split, ops):
         seen, rows, header = set(), [], None
         for source in sources:
             with gzip.open(source, "rt") as f:
@@ -165,7 +180,7 @@ def measure_perop(neusight, out, device_name, key, split, per_table, budget_s, s
         row = rows[i]
         shape = {c: int(row[c]) for c in ("B", "M", "N", "K", "H") + CONV_COLUMNS if row.get(c)}
         try:
-            fn = op_callable(row["OPName"], shape)
+            fn = op_callable(row["OPName"], shape, dtype)
             latency[i] = time_op(fn)
         except torch.OutOfMemoryError:
             log(f"out of memory: {row['OPName']} {shape}")
@@ -209,11 +224,18 @@ def build_model(config_path, train):
     return (model.train() if train else model.eval()), layers
 
 
-def measure_e2e_one(config_path, train, seqlen, batch):
+def autocast(precision):
+    """Mixed precision as users train in it; float32 runs as NeuSight's labels."""
+    if precision == "fp32":
+        return contextlib.nullcontext()
+    return torch.autocast("cuda", dtype=DTYPES[precision])
+
+
+def measure_e2e_one(config_path, train, seqlen, batch, precision):
     """One label as NeuSight's CATALOG defines it: forward (and backward of a
     cross-entropy loss computed outside the timed region), 25 runs each,
     mean of the 5 fastest, cache emptied before each run, gradients left to
-    accumulate (no optimizer)."""
+    accumulate (no optimizer). The forward runs under `autocast(precision)`."""
     model, layers = build_model(config_path, train)
     ids = torch.ones(batch, seqlen, dtype=torch.int64, device="cuda")
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -221,7 +243,7 @@ def measure_e2e_one(config_path, train, seqlen, batch):
     for _ in range(25):
         gc.collect()
         torch.cuda.empty_cache()
-        with torch.set_grad_enabled(train):
+        with torch.set_grad_enabled(train), autocast(precision):
             start.record()
             out = model(ids)
             end.record()
@@ -244,7 +266,7 @@ def measure_e2e_one(config_path, train, seqlen, batch):
     return {"num_layer": layers, "e2e_latency": fw_ms + bw_ms, "fw_latency": fw_ms, "bwall_latency": bw_ms}
 
 
-def measure_e2e(neusight, out, key, budget_s):
+def measure_e2e(neusight, out, key, budget_s, precision):
     deadline = time.time() + budget_s
     with open(neusight / "label_index.csv") as f:
         configs = sorted({(r["model"], r["mode"], int(r["seqlen"]), int(r["batch"]))
@@ -262,7 +284,8 @@ def measure_e2e(neusight, out, key, budget_s):
             continue
         t0 = time.time()
         try:
-            label = measure_e2e_one(neusight / "DLmodel_configs" / f"{model}.json", mode == "train", seqlen, batch)
+            label = measure_e2e_one(neusight / "DLmodel_configs" / f"{model}.json", mode == "train", seqlen, batch,
+                                    precision)
         except torch.OutOfMemoryError:
             log(f"e2e: out of memory: {model}-{mode}-{seqlen}-{batch}")
             continue
@@ -297,54 +320,90 @@ def spec_sheet(out, device_name, key):
     log(f"spec sheet: {sheet}")
 
 
-def kineto_resnet(out, budget_s):
-    """ResNet-50 training steps (SGD, synthetic data, NCHW float32), traced
-    with the PyTorch profiler, at batch 32 and 64, TF32 off and on; step times
-    from CUDA events over 20 steps outside the profiler."""
+def resnet_step(batch, precision):
+    """A ResNet-50 training step: SGD with momentum, synthetic NCHW inputs."""
     import torchvision
+    model = torchvision.models.resnet50().cuda().train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x = torch.randn(batch, 3, 224, 224, device="cuda")
+    y = torch.randint(0, 1000, (batch,), device="cuda")
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with autocast(precision):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+    return step
+
+
+def bert_step(config_path, batch, seqlen, precision):
+    """A BERT-large pre-training step (masked-LM head over every token, AdamW)
+    from NeuSight's configuration, inputs of ones."""
+    model, _ = build_model(config_path, train=True)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    ids = torch.ones(batch, seqlen, dtype=torch.int64, device="cuda")
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with autocast(precision):
+            logits = model(ids)["prediction_logits"]
+            loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), ids.reshape(-1))
+        loss.backward()
+        opt.step()
+    return step
+
+
+def kineto_runs(neusight, precision):
+    """(trace name, batch, tf32, precision, step factory) of one lease's
+    Kineto runs: float32 ResNet-50 with TF32 off and on; in 16 bits,
+    ResNet-50 and BERT-large, BERT-large in float32 too."""
+    if precision == "fp32":
+        return [(f"resnet50-b{b}-{'tf32' if tf32 else 'fp32'}", b, tf32, "fp32",
+                 lambda b=b: resnet_step(b, "fp32")) for tf32 in (False, True) for b in (32, 64)]
+    bert = neusight / "DLmodel_configs" / "bert_large.json"
+    runs = [(f"resnet50-b{b}-{precision}", b, False, precision, lambda b=b: resnet_step(b, precision))
+            for b in (32, 64)]
+    return runs + [(f"bert_large-b8-s512-{p}", 8, False, p, lambda p=p: bert_step(bert, 8, 512, p))
+                   for p in ("fp32", precision)]
+
+
+def kineto_traces(neusight, out, budget_s, precision):
+    """Training steps traced with the PyTorch profiler (CPU and CUDA
+    activities, shapes; 3 active steps after warm-up); step times from CUDA
+    events over 20 steps outside the profiler."""
     from torch.profiler import ProfilerActivity, profile, schedule
     deadline = time.time() + budget_s
     steps = {}
     out.mkdir(parents=True, exist_ok=True)
-    for tf32 in (False, True):
+    for name, batch, tf32, prec, make_step in kineto_runs(neusight, precision):
+        if time.time() > deadline:
+            log(f"kineto: budget spent before {name}")
+            continue
         torch.backends.cudnn.allow_tf32 = tf32
         torch.backends.cuda.matmul.allow_tf32 = tf32
-        for batch in (32, 64):
-            if time.time() > deadline:
-                break
-            model = torchvision.models.resnet50().cuda().train()
-            opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-            x = torch.randn(batch, 3, 224, 224, device="cuda")
-            y = torch.randint(0, 1000, (batch,), device="cuda")
-
-            def step():
-                opt.zero_grad(set_to_none=True)
-                loss = torch.nn.functional.cross_entropy(model(x), y)
-                loss.backward()
-                opt.step()
-
-            for _ in range(10):
+        step = make_step()
+        for _ in range(10):
+            step()
+        step_ms = time_call(step, runs=20, keep=20)
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                     schedule=schedule(wait=1, warmup=1, active=3), record_shapes=True) as prof:
+            for _ in range(5):
                 step()
-            step_ms = time_call(step, runs=20, keep=20)
-            name = f"resnet50-b{batch}-{'tf32' if tf32 else 'fp32'}"
-            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                         schedule=schedule(wait=1, warmup=1, active=3), record_shapes=True) as prof:
-                for _ in range(5):
-                    step()
-                    prof.step()
-            trace = out / f"{name}.pt.trace.json"
-            prof.export_chrome_trace(str(trace))
-            subprocess.run(["gzip", "-f", str(trace)], check=True)
-            steps[name] = {"batch": batch, "tf32": tf32, "step_ms": step_ms}
-            log(f"kineto: {name}: {step_ms:.2f} ms/step")
-            del model, opt, x, y
-            gc.collect()
-            torch.cuda.empty_cache()
+                prof.step()
+        trace = out / f"{name}.pt.trace.json"
+        prof.export_chrome_trace(str(trace))
+        subprocess.run(["gzip", "-f", str(trace)], check=True)
+        steps[name] = (batch, tf32, prec, step_ms)
+        log(f"kineto: {name}: {step_ms:.2f} ms/step")
+        step = None
+        gc.collect()
+        torch.cuda.empty_cache()
     # CSV, not JSON: a directory walk by `tracecast ingest` skips it.
     with open(out / "steps.csv", "w") as f:
-        f.write("trace,batch,tf32,step_ms\n")
-        for name, s in steps.items():
-            f.write(f"{name}.pt.trace.json.gz,{s['batch']},{str(s['tf32']).lower()},{s['step_ms']:.3f}\n")
+        f.write("trace,batch,tf32,step_ms,precision\n")
+        for name, (batch, tf32, prec, step_ms) in steps.items():
+            f.write(f"{name}.pt.trace.json.gz,{batch},{str(tf32).lower()},{step_ms:.3f},{prec}\n")
     strict_fp32()
 
 
@@ -356,6 +415,10 @@ def main():
     ap.add_argument("--e2e-budget-s", type=float, default=200)
     ap.add_argument("--kineto-budget-s", type=float, default=60)
     ap.add_argument("--only", choices=["perop", "e2e", "kineto"], action="append")
+    ap.add_argument("--precision", choices=sorted(DTYPES), default="fp32",
+                    help="fp32 (NeuSight's protocol), or bf16/fp16: autocast runs and 16-bit per-op tensors")
+    ap.add_argument("--perop-ops", default="",
+                    help="comma-separated per-op tables to measure (bmm,linear,...); empty: all")
     ap.add_argument("--perop-split", choices=["test", "train"], default="test",
                     help="NeuSight's test shapes, or its train shapes (per op kind, all GPUs' union)")
     ap.add_argument("--perop-per-table", type=int, default=0,
@@ -372,10 +435,13 @@ def main():
     ns_out = args.out / "neusight"
     log(f"{device_name}: torch {torch.__version__}, CUDA {torch.version.cuda}")
     spec_sheet(ns_out, device_name, key)
-    sections = [("kineto", lambda: kineto_resnet(args.out / "kineto", args.kineto_budget_s)),
-                ("e2e", lambda: measure_e2e(args.neusight, ns_out, key, args.e2e_budget_s)),
+    ops = {o for o in args.perop_ops.split(",") if o}
+    sections = [("kineto", lambda: kineto_traces(args.neusight, args.out / "kineto", args.kineto_budget_s,
+                                                 args.precision)),
+                ("e2e", lambda: measure_e2e(args.neusight, ns_out, key, args.e2e_budget_s, args.precision)),
                 ("perop", lambda: measure_perop(args.neusight, ns_out, device_name, key, args.perop_split,
-                                             args.perop_per_table, args.perop_budget_s, args.perop_skip))]
+                                             args.perop_per_table, args.perop_budget_s, args.perop_skip, ops,
+                                             DTYPES[args.precision]))]
     failed = False
     for name, run in sections:
         if name not in only:

@@ -18,7 +18,7 @@ use crate::model::OpModel;
 use crate::neusight::{Label, read_labels, read_per_op, shape_columns};
 use crate::scored::{Evaluation, Scored};
 use crate::scored::{create, write_err};
-use crate::work::OpWork;
+use crate::work::{HalfType, OpWork};
 
 /// Shape columns of every per-op layout, in one header: bmm/linear's,
 /// conv's, the vector ops' `H`, and the test files' `large` flag.
@@ -43,7 +43,10 @@ fn csv_cell(s: &str) -> String {
     }
 }
 
-/// `only`: predict and report only these GPUs (all when empty).
+/// `only`: predict and report only these GPUs (all when empty). `half`:
+/// the per-op rows ran on 16-bit tensors; end-to-end labels and ETS files
+/// are then not predicted (they ran in float32 or say their own type).
+#[allow(clippy::too_many_arguments)]
 pub fn evaluate(
     model: &OpModel,
     calibration: &ets_predict::EtsCalibration,
@@ -52,6 +55,7 @@ pub fn evaluate(
     gpus: &GpuTable,
     out: &Path,
     only: &[String],
+    half: Option<HalfType>,
 ) -> Result<Evaluation, OpModelError> {
     std::fs::create_dir_all(out).map_err(write_err(out))?;
     let started = std::time::Instant::now();
@@ -63,9 +67,15 @@ pub fn evaluate(
         ops_predicted: 0,
         predict_seconds: 0.0,
     };
-    per_op(model, eval, gpus, out, &wanted, &mut ev)?;
-    end_to_end(model, train, eval, gpus, out, &wanted, &mut ev)?;
-    ets_predict::predict_dir(model, calibration, eval, gpus, out, &wanted, &mut ev)?;
+    per_op(model, eval, gpus, out, &wanted, half, &mut ev)?;
+    if half.is_some() {
+        ev.notes.push(
+            "16-bit per-op rows only: end-to-end labels and ETS files are not predicted under --precision (ops price --precision prices a model under autocast)".into(),
+        );
+    } else {
+        end_to_end(model, train, eval, gpus, out, &wanted, &mut ev)?;
+        ets_predict::predict_dir(model, calibration, eval, gpus, out, &wanted, &mut ev)?;
+    }
     ev.predict_seconds = started.elapsed().as_secs_f64();
     Ok(ev)
 }
@@ -76,6 +86,7 @@ fn per_op(
     gpus: &GpuTable,
     out: &Path,
     wanted: &dyn Fn(&str) -> bool,
+    half: Option<HalfType>,
     ev: &mut Evaluation,
 ) -> Result<(), OpModelError> {
     let dir = eval.join("neusight/per_op/test");
@@ -99,7 +110,8 @@ fn per_op(
             }
             match gpus.spec(&row.gpu) {
                 Some(spec) => {
-                    pairs.push((row.work, spec));
+                    let work = if half.is_some() { row.work.in_half() } else { row.work };
+                    pairs.push((work, spec));
                     kept.push(i);
                 }
                 None => ev

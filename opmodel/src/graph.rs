@@ -32,6 +32,11 @@ pub struct Node {
     /// gradient through, copies and casts, comparisons and tensor creation
     /// have none (NeuSight's graphs time no backward for them).
     pub has_backward: bool,
+    /// Adds a block's output into the residual stream, which stays float32
+    /// under autocast (it starts at the embeddings and every norm reads it).
+    /// Only graphs built from a configuration mark it; a traced graph's
+    /// nodes leave it false.
+    pub residual: bool,
 }
 
 impl Node {
@@ -50,6 +55,7 @@ impl Node {
             fw_ms: None,
             bw_ms: None,
             has_backward: has_backward(&work, &called.to_ascii_lowercase()),
+            residual: false,
         }
     }
 }
@@ -453,6 +459,7 @@ pub fn read_graph(path: &Path, training: bool) -> Result<Vec<Node>, OpModelError
             fw_ms: table.number(i, "fw_latency"),
             bw_ms: bw,
             has_backward: has_backward(&work, &function.to_ascii_lowercase()),
+            residual: false,
         });
     }
     Ok(nodes)

@@ -4,6 +4,7 @@
 //! on other GPUs and batch sizes.
 
 pub mod architectures;
+mod autocast;
 mod collect;
 mod csvio;
 mod error;
@@ -46,9 +47,15 @@ pub use work::{EwFunc, HalfType, OpKind, OpWork, Pass, Tf32Path, bfloat16_emulat
 /// by NeuSight key, and the GPU of each `ets/datasets` folder by folder name
 /// (from those sheets, else the built-in profiles).
 pub fn spec_sheets(dirs: &[&Path]) -> Result<GpuTable, OpModelError> {
+    let catalog = tracecast_schemas::hardware::builtin_catalog()?;
     let mut all: BTreeMap<String, GpuSpec> = BTreeMap::new();
     for dir in dirs {
-        for (k, v) in neusight::read_spec_sheets(&dir.join("neusight"))? {
+        for (k, mut v) in neusight::read_spec_sheets(&dir.join("neusight"))? {
+            // A sheet gives float32 rates only; 16-bit rows need the tensor
+            // cores' (the trees read float32 figures alone).
+            if let Some(full) = GpuSpec::builtin(&catalog, &v.name) {
+                v.fill_missing_rates(&full);
+            }
             all.entry(k).or_insert(v);
         }
     }
@@ -152,6 +159,10 @@ pub struct PublicOptions {
     pub only: Vec<String>,
     /// Time a million predictions too (`speed`); a sweep's folds do not.
     pub measure_speed: bool,
+    /// The evaluation set's per-op rows ran on 16-bit tensors (its
+    /// end-to-end labels and ETS files are then left out: `ops price
+    /// --precision` prices a model under autocast).
+    pub half: Option<HalfType>,
 }
 
 /// Train on `train`, predict everything in `eval`, write the prediction
@@ -174,6 +185,7 @@ pub fn run_public(opts: &PublicOptions) -> Result<PublicRun, OpModelError> {
         &gpus,
         &opts.out,
         &opts.only,
+        opts.half,
     )?;
     let report = report::markdown(&evaluation.scored, &[&opts.eval, &opts.train]);
     let per_configuration = report::per_configuration(&evaluation.scored, &[&opts.eval, &opts.train]);

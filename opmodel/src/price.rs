@@ -9,6 +9,7 @@ use tracecast_schemas::hardware::{HardwareProfile, catalog_or_builtin, lookup_gp
 
 use crate::OpModelError;
 use crate::architectures::ModelConfig;
+use crate::autocast;
 use crate::features::Timing;
 use crate::gpu::GpuSpec;
 use crate::model::OpModel;
@@ -183,19 +184,20 @@ pub fn price_model(job: &PriceJob<'_>) -> Result<ModelPrice, OpModelError> {
     let step = optimizer.work(parameters);
     let mut passes = Vec::new();
     for &batch in job.batch_sizes {
-        let mut works = config
-            .graph(f64::from(batch), f64::from(job.seqlen), job.training)
-            .works(job.training);
-        for (work, _) in &mut works {
-            work.tf32 = if job.tf32 {
-                Tf32Path::of(work.kind, false)
-            } else {
-                Tf32Path::Off
-            };
-            if job.half.is_some() {
-                *work = work.in_half();
+        let graph = config.graph(f64::from(batch), f64::from(job.seqlen), job.training);
+        let works = if job.half.is_some() {
+            autocast::works(&graph, job.training)
+        } else {
+            let mut works = graph.works(job.training);
+            for (work, _) in &mut works {
+                work.tf32 = if job.tf32 {
+                    Tf32Path::of(work.kind, false)
+                } else {
+                    Tf32Path::Off
+                };
             }
-        }
+            works
+        };
         for (profile, spec) in profiles.iter().zip(&specs) {
             let mut priced = price_pass(&model, &works, &profile.name, spec, batch)?;
             if let Some(step) = step {

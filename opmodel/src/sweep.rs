@@ -102,6 +102,7 @@ pub fn sweep(
             holdout: unit.clone(),
             only: unit.clone(),
             measure_speed: false,
+            half: None,
         };
         let run = run_public(&opts)?;
         result
@@ -133,6 +134,7 @@ pub fn sweep(
                 holdout: vec![key.clone()],
                 only: vec![key.clone()],
                 measure_speed: false,
+                half: None,
             })?;
             result.runs.push((key, run.fit_seconds, run.evaluation.ops_predicted));
             result.scored.extend(run.evaluation.scored);

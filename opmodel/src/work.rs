@@ -335,6 +335,12 @@ impl OpWork {
         OpWork::new(OpKind::Copy, 0.0, F32 * 2.0 * elements, elements)
     }
 
+    /// A conversion of `elements` between float32 and 16 bits: reads one
+    /// type, writes the other (autocast's casts).
+    pub fn cast(elements: f64) -> OpWork {
+        OpWork::new(OpKind::Copy, 0.0, (F32 + 2.0) * elements, elements)
+    }
+
     /// A node that launches nothing.
     pub fn no_work() -> OpWork {
         OpWork::new(OpKind::NoWork, 0.0, 0.0, 0.0)

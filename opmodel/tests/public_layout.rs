@@ -192,6 +192,7 @@ fn small_run(train: &Path, eval: &Path, out: &Path) -> PublicRun {
         holdout: vec![],
         only: vec![],
         measure_speed: false,
+        half: None,
     })
     .unwrap()
 }

@@ -122,6 +122,11 @@ pub struct BenchArgs {
     /// Also save the fitted model here.
     #[arg(long)]
     save_model: Option<PathBuf>,
+    /// `fp32`, NeuSight's; `bf16` / `fp16`: the evaluation directory's per-op
+    /// rows ran on 16-bit tensors (bench/measured/h100-bf16), and only they
+    /// are predicted.
+    #[arg(long, value_parser = ["fp32", "fp16", "bf16"], default_value = "fp32")]
+    precision: String,
     #[command(flatten)]
     fit: FitArgs,
 }
@@ -193,10 +198,12 @@ pub struct PriceArgs {
     #[arg(long, value_parser = ["off", "on"], default_value = "off")]
     tf32: String,
     /// `fp32`; or `fp16` / `bf16`, mixed precision as `torch.autocast`
-    /// runs it: activations and matrix math in 16 bits on tensor cores,
-    /// weights, gradients and the optimizer step in float32 (the two price
-    /// alike: on GPUs without bfloat16 tensor cores, V100 and T4, PyTorch
-    /// emulates bfloat16, and a note says so).
+    /// runs Hugging Face's eager code: matrix products in 16 bits on tensor
+    /// cores, on inputs cast from float32 (each cast a kernel of its own);
+    /// softmax, norms and the residual stream in float32; weights,
+    /// gradients and the optimizer step in float32 (the two price alike: on
+    /// GPUs without bfloat16 tensor cores, V100 and T4, PyTorch emulates
+    /// bfloat16, and a note says so).
     #[arg(long, value_parser = ["fp32", "fp16", "bf16"], default_value = "fp32")]
     precision: String,
     /// Data-parallel GPU counts.
@@ -239,7 +246,8 @@ fn render_price(p: &TransformerPrediction) -> String {
         },
         price.seqlen,
         match (price.half.is_some(), price.tf32) {
-            (true, _) => "mixed precision (16-bit activations and matrix math)",
+            (true, _) =>
+                "mixed precision under autocast (16-bit matrix math, float32 norms, softmax and residual stream)",
             (false, true) => "matrix products on TF32 where the GPU has it",
             (false, false) => "strict float32",
         }
@@ -292,6 +300,7 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
                 holdout: args.holdout.clone(),
                 only: args.only.clone(),
                 measure_speed: true,
+                half: half_type(&args.precision),
             })?;
             spinner.finish_and_clear();
             if let Some(path) = &args.save_model {

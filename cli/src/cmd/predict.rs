@@ -45,10 +45,11 @@ use crate::progress::Ui;
 ///                     recorded batch comes from --trace-batch-size, --labels
 ///                     or the collector's manifest beside the --trace);
 ///                     optimizer work and collectives do not scale
-///   --precision bf16  the run in mixed precision: its float32 kernels in
-///                     16 bits (half the bytes; matrix work on 16-bit
-///                     tensor cores where the GPU has them), the optimizer
-///                     step and collectives as recorded
+///   --precision bf16  the run in 16 bits: its float32 kernels in 16 bits
+///                     (half the bytes; matrix work on 16-bit tensor cores
+///                     where the GPU has them), the optimizer step and
+///                     collectives as recorded; autocast's casts are not
+///                     in a float32 trace, so this is a lower bound
 ///   --gpus 1,2,4,8    data-parallel GPU counts: one-GPU time (the steps
 ///                     less their own collectives) plus the ring all-reduce
 ///                     of the gradients (--gradient-bytes, else the bytes
@@ -123,11 +124,14 @@ pub struct PredictArgs {
     #[arg(long, value_enum, default_value_t = Tf32Arg::Auto)]
     tf32: Tf32Arg,
     /// `recorded`: each kernel in its recorded precision; `bf16` or `fp16`:
-    /// the asked run in mixed precision, as `torch.autocast` runs it (its
-    /// float32 kernels in 16 bits, on 16-bit tensor cores where the GPU has
-    /// them; the optimizer step in float32; the two price alike: on GPUs
-    /// without bfloat16 tensor cores, V100 and T4, PyTorch emulates
-    /// bfloat16, and a note says so).
+    /// the asked run in 16 bits (its float32 kernels in 16 bits, on 16-bit
+    /// tensor cores where the GPU has them; the optimizer step in float32;
+    /// the two price alike: on GPUs without bfloat16 tensor cores, V100 and
+    /// T4, PyTorch emulates bfloat16, and a note says so). A lower bound
+    /// for `torch.autocast`, whose casts and float32 softmax and norms a
+    /// float32 trace does not show: a Hugging Face BERT-large step on an
+    /// H100 is priced 34% fast (bench/half_h100.sh); `ops price
+    /// --precision` prices autocast's casts.
     #[arg(long, value_parser = ["recorded", "bf16", "fp16"], default_value = "recorded")]
     precision: String,
     /// The batch size per GPU the --trace was recorded with (instead of a labels file).

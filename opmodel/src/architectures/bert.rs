@@ -82,13 +82,13 @@ impl Bert {
             g.method("contiguous", &[&[b, s, h, dh]], &[b, s, h, dh]);
             g.linear(&[b, s], d, d);
             g.dropout(self.hidden_dropout, &hidden);
-            g.binary("add", &hidden);
+            g.residual(&hidden);
             g.module("LayerNorm", &[&hidden], &hidden);
             g.linear(&[b, s], d, self.intermediate);
             g.activation(&self.activation, &[b, s, self.intermediate]);
             g.linear(&[b, s], self.intermediate, d);
             g.dropout(self.hidden_dropout, &hidden);
-            g.binary("add", &hidden);
+            g.residual(&hidden);
             g.module("LayerNorm", &[&hidden], &hidden);
         });
         // The pooler: the first token through a dense layer and tanh.

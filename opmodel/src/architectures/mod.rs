@@ -264,6 +264,25 @@ impl Builder {
         self.function(name, &[x, x], x);
     }
 
+    /// A block's output of shape `x` added into the residual stream.
+    pub(crate) fn residual(&mut self, x: &[f64]) {
+        self.binary("add", x);
+        if let Some((node, _)) = self.graph.nodes.last_mut() {
+            node.residual = true;
+        }
+    }
+
+    /// Attention weights of shape `x` cast back to the queries' type after
+    /// a float32 softmax (`softmax(.., dtype=float32).to(query.dtype)`):
+    /// nothing in float32, a cast under autocast (`autocast::QUERY_TYPE`).
+    pub(crate) fn cast_to_query_type(&mut self, x: &[f64]) {
+        self.method(crate::autocast::QUERY_TYPE, &[x], x);
+        if let Some((node, _)) = self.graph.nodes.last_mut() {
+            node.work = crate::work::OpWork::no_work();
+            node.has_backward = false;
+        }
+    }
+
     /// `Linear` from `[.., inner]` to `[.., cols]`.
     pub(crate) fn linear(&mut self, rows: &[f64], inner: f64, cols: f64) {
         let mut input = rows.to_vec();

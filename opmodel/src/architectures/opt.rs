@@ -89,17 +89,18 @@ impl Opt {
             g.function("add", &[&scores, &mask], &scores);
             g.function("max", &[&scores], &scores);
             g.unary("softmax", &[b * h, s, s]);
+            g.cast_to_query_type(&[b * h, s, s]);
             g.dropout(self.attention_dropout, &[b * h, s, s]);
             g.function("bmm", &[&[b * h, s, s], &[b * h, s, dh]], &[b * h, s, dh]);
             g.linear(&[b, s], d, d);
             g.dropout(self.dropout, &hidden);
-            g.binary("add", &hidden);
+            g.residual(&hidden);
             g.module("LayerNorm", &[&[t, d]], &[t, d]);
             g.linear(&[t], d, self.ffn);
             g.activation(&self.activation, &[t, self.ffn]);
             g.linear(&[t], self.ffn, d);
             g.dropout(self.dropout, &[t, d]);
-            g.binary("add", &[t, d]);
+            g.residual(&[t, d]);
         });
         if self.norm_before {
             g.module("LayerNorm", &[&hidden], &hidden);

@@ -196,12 +196,13 @@ impl Switch {
         g.function("matmul", &[&[b, h, s, dk], &[b, h, dk, s]], &scores);
         g.binary("add", &scores);
         g.unary("softmax", &scores);
+        g.cast_to_query_type(&scores);
         g.dropout(self.dropout, &scores);
         g.function("matmul", &[&scores, &[b, h, s, dk]], &[b, h, s, dk]);
         g.method("contiguous", &[&[b, s, h, dk]], &[b, s, h, dk]);
         g.linear(&[b, s], inner, d);
         g.dropout(self.dropout, &hidden);
-        g.binary("add", &hidden);
+        g.residual(&hidden);
     }
 
     /// The expert network on `rows` tokens: up, activation, dropout, down.
@@ -225,7 +226,7 @@ impl Switch {
         self.layer_norm(g, &hidden);
         self.expert(g, &[x.batch, x.seq]);
         g.dropout(self.dropout, &hidden);
-        g.binary("add", &hidden);
+        g.residual(&hidden);
     }
 
     /// The router, then NeuSight's dispatch: each expert runs on a padded
@@ -260,6 +261,6 @@ impl Switch {
         });
         g.function("mul", &[&[b, s, 1.0], &hidden], &hidden);
         g.dropout(self.dropout, &hidden);
-        g.binary("add", &hidden);
+        g.residual(&hidden);
     }
 }

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# Mixed precision against measurements on one H100 (issue 16):
+# bench/measured/h100-bf16, recorded by bench/gpu/measure_public.py
+# --precision bf16. Three checks, each a tracecast verb against a
+# measurement it never reads:
+#   1. isolated operators on bfloat16 tensors (NeuSight's batched-product
+#      and linear test shapes, 400 convolutions), `ops bench --precision
+#      bf16`, and the convolutions' measured float32/bfloat16 ratio next to
+#      the priced one (the float32 twins in fp32-twin/);
+#   2. NeuSight's end-to-end configurations under torch.autocast (Hugging
+#      Face eager code, forward and backward, no optimizer), `ops price
+#      --precision bf16 --optimizer none`, next to the float32 labels of
+#      bench/measured/h100-sxm5 priced in float32;
+#   3. `predict --precision bf16` of float32 Kineto traces against the
+#      bfloat16 step measured without the profiler.
+# The H100's float32 measurements (bench/measured/h100-sxm5) are trained
+# on, as the shipped model is; its bfloat16 ones are not.
+# Usage: bench/half_h100.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PUBLIC=../shared/public
+[ -d "$PUBLIC/neusight" ] || { echo "missing $PUBLIC/neusight"; exit 1; }
+make -s build
+BIN=$PWD/target/release/tracecast
+HALF=bench/measured/h100-bf16
+FP32=bench/measured/h100-sxm5
+WORK=$(mktemp -d /tmp/tracecast-half-h100.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+echo "## 1. Isolated operators in bfloat16 (MAPE %, rows)"
+"$BIN" -q ops bench --train "$PUBLIC" --extra "$FP32" --eval "$HALF" --precision bf16 --out "$WORK/half" 2>/dev/null |
+  sed -n '/^| op/,/^$/p'
+"$BIN" -q ops bench --train "$PUBLIC" --extra "$FP32" --eval "$HALF/fp32-twin" --out "$WORK/fp32" >/dev/null 2>&1
+python3 - "$HALF" "$WORK" <<'EOF'
+import csv, gzip, statistics, sys
+half, work = sys.argv[1:]
+measured = lambda p: [float(r["Latency"]) for r in csv.DictReader(gzip.open(p, "rt"))]
+priced = lambda p: [float(r["predicted_ms"]) for r in csv.DictReader(open(p)) if r["op"] == "conv"]
+m16, m32 = measured(f"{half}/neusight/per_op/test/conv.csv.gz"), measured(f"{half}/fp32-twin/neusight/per_op/test/conv.csv.gz")
+p16, p32 = priced(f"{work}/half/neusight_perop.csv"), priced(f"{work}/fp32/neusight_perop.csv")
+ratio = lambda a, b: statistics.median(x / y for x, y in zip(a, b))
+for op in ("bmm", "linear", "conv"):
+    m = measured(f"{half}/neusight/per_op/test/{op}.csv.gz")
+    p = [float(r["predicted_ms"]) for r in csv.DictReader(open(f"{work}/half/neusight_perop.csv")) if r["op"] == op]
+    print(f"{op}: median signed error {100 * statistics.median((a - b) / b for a, b in zip(p, m)):+.1f}% ({len(m)} rows)")
+big = [i for i, t in enumerate(m32) if t > 0.5]
+pick = lambda xs: [xs[i] for i in big]
+print(f"convolutions, float32 / bfloat16 time, median of {len(m16)}: measured {ratio(m32, m16):.2f}, priced {ratio(p32, p16):.2f}; "
+      f"the {len(big)} above 0.5 ms in float32: measured {ratio(pick(m32), pick(m16)):.2f}, priced {ratio(pick(p32), pick(p16)):.2f}")
+EOF
+
+echo
+echo "## 2. NeuSight's configurations under autocast, forward + backward (ms)"
+echo
+echo "| configuration | bf16 measured | bf16 priced | error | fp32 measured | fp32 priced | error |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
+LABELS=$HALF/neusight/label/NVIDIA_H100_80GB_HBM3
+priced() { # model mode seqlen batch precision
+  "$BIN" -q ops price --config "$PUBLIC/neusight/DLmodel_configs/$1.json" --gpu H100 --mode "$2" \
+    --seqlen "$3" --batch-size "$4" --optimizer none --precision "$5" --out "$WORK/price" >/dev/null 2>&1
+  awk -F, 'NR==1 { for (i = 1; i <= NF; i++) if ($i == "iteration_ms") c = i } NR==2 { print $c }' "$WORK/price/priced.csv"
+}
+for label in "$LABELS"/*.json; do
+  name=$(basename "$label" .json)
+  IFS=- read -r model mode seqlen batch <<<"$name"
+  fp32_label=$FP32/neusight/label/NVIDIA_H100_80GB_HBM3/$name.json
+  p16=$(priced "$model" "$mode" "$seqlen" "$batch" bf16)
+  p32=$(priced "$model" "$mode" "$seqlen" "$batch" fp32)
+  python3 - "$name" "$label" "$fp32_label" "$p16" "$p32" <<'EOF'
+import json, os, sys
+name, half, fp32, p16, p32 = sys.argv[1:]
+m16 = json.load(open(half))["e2e_latency"]
+m32 = json.load(open(fp32))["e2e_latency"] if os.path.exists(fp32) else None
+p16, p32 = float(p16), float(p32)
+cell = lambda p, m: f"{m:.1f} | {p:.1f} | {100 * (p - m) / m:+.1f}%" if m else f"- | {p:.1f} | -"
+print(f"| {name} | {cell(p16, m16)} | {cell(p32, m32)} |")
+EOF
+done
+
+echo
+echo "## 3. predict --precision bf16 from float32 Kineto traces (ms per step)"
+echo
+echo "| float32 trace | bf16 measured | bf16 priced | error |"
+echo "|---|---:|---:|---:|"
+measured() { awk -F, -v t="$2" 'NR==1 { for (i = 1; i <= NF; i++) h[$i] = i; next } $1 == t { print $h["step_ms"] }' "$1/steps.csv"; }
+whatif() { # trace batch measured-ms
+  rm -rf "$WORK/p"
+  "$BIN" -q predict --trace "$1" --trace-batch-size "$2" --precision bf16 --out "$WORK/p" >/dev/null 2>&1
+  awk -F, -v l="$(basename "$1")" -v m="$3" 'NR==1 { for (i = 1; i <= NF; i++) if ($i == "iteration_ms") c = i }
+    NR==2 { printf "| %s | %.2f | %.2f | %+.1f%% |\n", l, m, $c, 100 * ($c - m) / m }' "$WORK/p/traces.csv"
+}
+for b in 32 64; do
+  whatif "$FP32/kineto/resnet50-b$b-fp32.pt.trace.json.gz" "$b" "$(measured "$HALF/kineto" "resnet50-b$b-bf16.pt.trace.json.gz")"
+done
+whatif "$HALF/kineto/bert_large-b8-s512-fp32.pt.trace.json.gz" 8 "$(measured "$HALF/kineto" bert_large-b8-s512-bf16.pt.trace.json.gz)"
