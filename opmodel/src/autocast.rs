@@ -14,13 +14,8 @@
 
 use std::collections::HashMap;
 
-use crate::graph::{ModelGraph, Node};
+use crate::graph::{CAST_TO_QUERY_TYPE, ModelGraph, Node};
 use crate::work::{OpKind, OpWork, Pass};
-
-/// What a configuration's graph calls the cast of attention weights back
-/// to the queries' type (`Builder::cast_to_query_type`): a node with no work of
-/// its own in float32.
-pub(crate) const QUERY_TYPE: &str = "cast_to_query_type";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Dtype {
@@ -114,7 +109,7 @@ impl AutocastPass {
         } else {
             self.sibling = None;
             let inputs: Vec<Dtype> = tensors.iter().map(|s| self.type_of(s)).collect();
-            let output = if called == QUERY_TYPE {
+            let output = if called == CAST_TO_QUERY_TYPE {
                 if inputs.first() == Some(&Dtype::Float32) {
                     self.cast(numel(tensors[0]), times);
                 }

@@ -10,6 +10,11 @@ use crate::OpModelError;
 use crate::csvio::CsvTable;
 use crate::work::{EwFunc, OpKind, OpWork};
 
+/// What a configuration's graph calls the cast of attention weights back
+/// to the queries' type (`Builder::cast_to_query_type`): a node with no
+/// work of its own in float32, a cast under autocast (`autocast.rs`).
+pub(crate) const CAST_TO_QUERY_TYPE: &str = "cast_to_query_type";
+
 /// One graph node as work.
 #[derive(Clone, Debug)]
 pub struct Node {

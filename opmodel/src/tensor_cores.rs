@@ -154,9 +154,10 @@ mod tests {
         let float32 = OpWork::linear(1.0, 4096.0, 4096.0, 4096.0);
         assert!(!needs_float32_pricing(&float32, &gpu));
         assert_eq!(speedup(&float32, &gpu), 1.0);
-        // Never below the roofline.
+        // Never above 80% of the roofline; streaming work up to all of it.
         let priced = from_float32_price(&product, &gpu, 1e-3);
-        assert_eq!(priced, gpu.roofline_us(&product));
+        assert_eq!(priced, gpu.roofline_us(&product) / HALF_ROOFLINE_SHARE);
+        assert_eq!(from_float32_price(&relu, &gpu, 1e-9), gpu.roofline_us(&relu));
     }
 
     /// On GPUs whose 16-bit tensor cores are twice their TF32 ones, 16-bit

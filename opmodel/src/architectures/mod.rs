@@ -274,9 +274,9 @@ impl Builder {
 
     /// Attention weights of shape `x` cast back to the queries' type after
     /// a float32 softmax (`softmax(.., dtype=float32).to(query.dtype)`):
-    /// nothing in float32, a cast under autocast (`autocast::QUERY_TYPE`).
+    /// nothing in float32, a cast under autocast.
     pub(crate) fn cast_to_query_type(&mut self, x: &[f64]) {
-        self.method(crate::autocast::QUERY_TYPE, &[x], x);
+        self.method(crate::graph::CAST_TO_QUERY_TYPE, &[x], x);
         if let Some((node, _)) = self.graph.nodes.last_mut() {
             node.work = crate::work::OpWork::no_work();
             node.has_backward = false;
