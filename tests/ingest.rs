@@ -612,3 +612,16 @@ fn lake_files_use_the_documented_encodings() {
         encodings("name")
     );
 }
+
+/// An error names the file and its cause, the cause once: the library's
+/// message already holds it, and the binary leaves anyhow's copy out.
+#[test]
+fn a_missing_file_is_named_with_its_cause_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing.pt.trace.json");
+    let run = tracecast(&["inspect", missing.to_str().unwrap()]);
+    let (_, stderr) = text(&run);
+    assert!(!run.status.success());
+    assert!(stderr.contains(missing.to_str().unwrap()), "{stderr}");
+    assert_eq!(stderr.matches("No such file").count(), 1, "{stderr}");
+}

@@ -115,15 +115,3 @@ fn error_chain(err: &anyhow::Error) -> String {
     }
     message
 }
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn a_cause_is_printed_once() {
-        let io = std::io::Error::new(std::io::ErrorKind::NotFound, "No such file");
-        let err = anyhow::Error::new(io)
-            .context("/x.json: No such file")
-            .context("reading /x.json");
-        assert_eq!(super::error_chain(&err), "reading /x.json: /x.json: No such file");
-    }
-}
