@@ -962,7 +962,7 @@ fn mixed_precision_what_if_speeds_a_float32_run() {
     ]);
     let (stdout, stderr) = text(&run);
     assert!(
-        format!("{stdout}{stderr}").contains("float32 kernels, priced in 16 bits (--precision)"),
+        format!("{stdout}{stderr}").contains("float32 kernels, priced in 16 bits (--precision; autocast keeps softmax"),
         "{stdout}\n{stderr}"
     );
 }

@@ -643,7 +643,7 @@ fn coverage_notes(data: &Dataset, coverage: &[Coverage]) -> Vec<String> {
             });
             let half = if c.halved_ns > 0.0 {
                 format!(
-                    "; {:.0}% of it, float32 kernels, priced in 16 bits (--precision)",
+                    "; {:.0}% of it, float32 kernels, priced in 16 bits (--precision; autocast keeps softmax, layer norm and losses in float32, mixed precision the optimizer)",
                     pct(c.halved_ns)
                 )
             } else {

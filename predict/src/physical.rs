@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use arrow::array::{Array, AsArray};
 use tracecast_opmodel::{EwFunc, GpuSpec, OpKind, OpModel, OpWork, Timing};
 use tracecast_schemas::features::{
-    COMMUNICATION_FAMILY, OPTIMIZER_FAMILY, OPTIMIZER_PHASE, central_positions, position_column,
+    COMMUNICATION_FAMILY, OPTIMIZER_FAMILY, OPTIMIZER_PHASE, central_positions, position_column, stable_code,
 };
 use tracecast_schemas::hardware::Catalog;
 use tracecast_train::{Dataset, FeatureTable, column_f64};
@@ -23,7 +23,8 @@ use crate::tf32::Tf32;
 pub struct Asked<'a> {
     pub gpu: Option<&'a GpuSpec>,
     pub tf32: Tf32,
-    /// Float32 kernels in 16 bits (mixed precision), but the optimizer's.
+    /// Float32 kernels in 16 bits (mixed precision), but the optimizer's
+    /// and those of autocast's float32 list (softmax, norms, losses).
     pub half: bool,
     /// Per trace id, whether its kernels ran on TF32 tensor cores; None
     /// where no lake was read (a feature table given as input).
@@ -50,6 +51,36 @@ impl Coverage {
     pub fn total_ns(&self) -> f64 {
         self.from_shapes_ns + self.inferred_ns + self.unmoved_ns
     }
+}
+
+/// Operators autocast runs in float32 whatever their inputs (from
+/// PyTorch's CUDA float32 list, the ones whose backward is theirs alone),
+/// by the names a trace records for the kernels' launching operators: a
+/// 16-bit what-if leaves their kernels in float32.
+const AUTOCAST_FLOAT32_OPS: [&str; 18] = [
+    "aten::softmax",
+    "aten::_softmax",
+    "aten::_softmax_backward_data",
+    "aten::log_softmax",
+    "aten::_log_softmax",
+    "aten::_log_softmax_backward_data",
+    "aten::layer_norm",
+    "aten::native_layer_norm",
+    "aten::native_layer_norm_backward",
+    "aten::group_norm",
+    "aten::native_group_norm",
+    "aten::native_group_norm_backward",
+    "aten::cross_entropy_loss",
+    "aten::nll_loss",
+    "aten::nll_loss_nd",
+    "aten::nll_loss_forward",
+    "aten::nll_loss_backward",
+    "aten::mse_loss",
+];
+
+/// The `op_code`s of `AUTOCAST_FLOAT32_OPS`.
+fn autocast_float32_codes() -> Vec<i32> {
+    AUTOCAST_FLOAT32_OPS.iter().map(|n| stable_code(n)).collect()
 }
 
 /// The op-model kind of a feature-table kernel family.
@@ -135,6 +166,7 @@ pub fn window_deltas(
         reason,
     };
     let convolution_codes = Tf32::convolution_codes();
+    let float32_codes = autocast_float32_codes();
     // Per trace: the TF32 switches of the recorded and the asked run, which
     // its coverage names where either GPU has TF32 (so that they count).
     let target_has_tf32 = asked.gpu.is_some_and(|g| g.peak_tf32_flops.is_some());
@@ -209,8 +241,10 @@ pub fn window_deltas(
                         coverage[t].inferred_ns += d;
                     }
                     let scales = phase[i] != OPTIMIZER_PHASE && f != OPTIMIZER_FAMILY;
-                    // Mixed precision keeps the optimizer's float32 master weights.
-                    if asked.half && scales && work.dtype_bytes > 2.0 {
+                    // Mixed precision keeps the optimizer's float32 master
+                    // weights, and autocast its float32 list.
+                    let float32_op = float32_codes.contains(&(op_code[i] as i32));
+                    if asked.half && scales && !float32_op && work.dtype_bytes > 2.0 {
                         work = work.in_half();
                         coverage[t].halved_ns += d;
                     }
@@ -340,6 +374,23 @@ mod tests {
         // Half the work: saves at least half its roofline time, at most half the time.
         assert_eq!(physical_batch_ratio(1.2, 0.5, 0.5), 0.75);
         assert_eq!(physical_batch_ratio(0.3, 0.5, 0.5), 0.5);
+    }
+
+    /// Softmax, layer norm and the loss stay float32 under autocast; batch
+    /// norm, matrix products and activations go to 16 bits.
+    #[test]
+    fn autocast_keeps_softmax_and_layer_norm_in_float32() {
+        let codes = autocast_float32_codes();
+        for name in [
+            "aten::_softmax",
+            "aten::native_layer_norm_backward",
+            "aten::nll_loss_forward",
+        ] {
+            assert!(codes.contains(&stable_code(name)), "{name}");
+        }
+        for name in ["aten::addmm", "aten::native_batch_norm", "aten::gelu"] {
+            assert!(!codes.contains(&stable_code(name)), "{name}");
+        }
     }
 
     #[test]

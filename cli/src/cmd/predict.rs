@@ -125,13 +125,13 @@ pub struct PredictArgs {
     tf32: Tf32Arg,
     /// `recorded`: each kernel in its recorded precision; `bf16` or `fp16`:
     /// the asked run in 16 bits (its float32 kernels in 16 bits, on 16-bit
-    /// tensor cores where the GPU has them; the optimizer step in float32;
-    /// the two price alike: on GPUs without bfloat16 tensor cores, V100 and
-    /// T4, PyTorch emulates bfloat16, and a note says so). A lower bound
-    /// for `torch.autocast`, whose casts and float32 softmax and norms a
-    /// float32 trace does not show: a Hugging Face BERT-large step on an
-    /// H100 is priced 34% fast (bench/half_h100.sh); `ops price
-    /// --precision` prices autocast's casts.
+    /// tensor cores where the GPU has them; as autocast runs them, softmax,
+    /// layer norm and losses stay float32, and the optimizer step too; the
+    /// two price alike: on GPUs without bfloat16 tensor cores, V100 and T4,
+    /// PyTorch emulates bfloat16, and a note says so). A lower bound for
+    /// `torch.autocast`, whose casts a float32 trace does not show: a
+    /// Hugging Face BERT-large step on an H100 is priced 30% fast
+    /// (bench/half_h100.sh); `ops price --precision` prices the casts.
     #[arg(long, value_parser = ["recorded", "bf16", "fp16"], default_value = "recorded")]
     precision: String,
     /// The batch size per GPU the --trace was recorded with (instead of a labels file).
