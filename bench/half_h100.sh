@@ -39,6 +39,11 @@ priced = lambda p: [float(r["predicted_ms"]) for r in csv.DictReader(open(p)) if
 m16, m32 = measured(f"{half}/neusight/per_op/test/conv.csv.gz"), measured(f"{half}/fp32-twin/neusight/per_op/test/conv.csv.gz")
 p16, p32 = priced(f"{work}/half/neusight_perop.csv"), priced(f"{work}/fp32/neusight_perop.csv")
 ratio = lambda a, b: statistics.median(x / y for x, y in zip(a, b))
+key = lambda r: (r["B"], r["M"], r["N"], r["K"])
+rows = lambda p: {key(r): float(r["Latency"]) for r in csv.DictReader(gzip.open(p, "rt")) if r["Latency"]}
+f32, b16 = rows("bench/measured/h100-sxm5/neusight/per_op/test/linear.csv.gz"), rows(f"{half}/neusight/per_op/test/linear.csv.gz")
+large = [f32[k] / b16[k] for k in b16 if k in f32 and f32[k] > 1.0]
+print(f"linear layers above 1 ms in float32 ({len(large)}): float32 / bfloat16 time, median {statistics.median(large):.2f} (peak ratio 989.4 / 66.9 = 14.8)")
 for op in ("bmm", "linear", "conv"):
     m = measured(f"{half}/neusight/per_op/test/{op}.csv.gz")
     p = [float(r["predicted_ms"]) for r in csv.DictReader(open(f"{work}/half/neusight_perop.csv")) if r["op"] == op]
@@ -52,13 +57,14 @@ EOF
 echo
 echo "## 2. NeuSight's configurations under autocast, forward + backward (ms)"
 echo
-echo "| configuration | bf16 measured | bf16 priced | error | fp32 measured | fp32 priced | error |"
-echo "|---|---:|---:|---:|---:|---:|---:|"
+echo "| configuration | bf16 measured | bf16 priced | error | forward / backward, bf16: measured | priced | fp32 measured | fp32 priced | error |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 LABELS=$HALF/neusight/label/NVIDIA_H100_80GB_HBM3
 priced() { # model mode seqlen batch precision
   "$BIN" -q ops price --config "$PUBLIC/neusight/DLmodel_configs/$1.json" --gpu H100 --mode "$2" \
     --seqlen "$3" --batch-size "$4" --optimizer none --precision "$5" --out "$WORK/price" >/dev/null 2>&1
-  awk -F, 'NR==1 { for (i = 1; i <= NF; i++) if ($i == "iteration_ms") c = i } NR==2 { print $c }' "$WORK/price/priced.csv"
+  awk -F, 'NR==1 { for (i = 1; i <= NF; i++) h[$i] = i }
+    NR==2 { print $h["iteration_ms"] "," $h["forward_ms"] "," $h["backward_ms"] }' "$WORK/price/priced.csv"
 }
 for label in "$LABELS"/*.json; do
   name=$(basename "$label" .json)
@@ -69,11 +75,13 @@ for label in "$LABELS"/*.json; do
   python3 - "$name" "$label" "$fp32_label" "$p16" "$p32" <<'EOF'
 import json, os, sys
 name, half, fp32, p16, p32 = sys.argv[1:]
-m16 = json.load(open(half))["e2e_latency"]
+label = json.load(open(half))
+m16 = label["e2e_latency"]
 m32 = json.load(open(fp32))["e2e_latency"] if os.path.exists(fp32) else None
-p16, p32 = float(p16), float(p32)
+(p16, f16, b16), p32 = map(float, p16.split(",")), float(p32.split(",")[0])
 cell = lambda p, m: f"{m:.1f} | {p:.1f} | {100 * (p - m) / m:+.1f}%" if m else f"- | {p:.1f} | -"
-print(f"| {name} | {cell(p16, m16)} | {cell(p32, m32)} |")
+split = f"{label['fw_latency']:.1f} / {label['bwall_latency']:.1f} | {f16:.1f} / {b16:.1f}"
+print(f"| {name} | {cell(p16, m16)} | {split} | {cell(p32, m32)} |")
 EOF
 done
 

@@ -34,9 +34,9 @@ pub(crate) const HALF_CONVOLUTION_EXPONENT: f64 = 0.43;
 /// 16-bit matrix products, fitted on isolated operators on an H100
 /// (bench/measured/h100-bf16: NeuSight's 2,523 batched and 1,040 linear
 /// test shapes in bfloat16), priced from the trees' float32 price of each
-/// shape. Large linear layers run 14x faster than in float32 there, near
-/// the 14.8x peak ratio, where Lambda's V100 BERT-large had fitted 0.76
-/// (7.7x). With 0.94 the linear layers come out at a median -6.7% (MAPE
+/// shape. Linear layers above 1 ms run 13.7x faster than in float32
+/// there (median), near the 14.8x peak ratio, where Lambda's V100
+/// BERT-large had fitted 0.76 (7.7x). With 0.94 the linear layers come out at a median -6.7% (MAPE
 /// 31.4%); attention's batched products, memory-bound in 16 bits, meet
 /// the floor below instead (median -3.1%, MAPE 23.1%). `bench/half_h100.sh`
 /// prints both.
