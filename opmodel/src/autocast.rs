@@ -8,9 +8,10 @@
 //! (bench/measured/h100-bf16).
 //!
 //! A configuration's graph names no tensors, only shapes, so an input's
-//! type is that of the last node whose output has as many elements; the
-//! builders mark residual additions (`Node::residual`), the one place where
-//! that guess fails in a transformer.
+//! type is that of the last node whose output has as many elements. Where
+//! that guess fails in a transformer, the graph says more: the builders
+//! mark residual additions (`Node::residual`), and projections run one
+//! after another read one input (Q, K and V from a norm).
 
 use std::collections::HashMap;
 
