@@ -12,7 +12,9 @@
 #      --precision bf16 --optimizer none`, next to the float32 labels of
 #      bench/measured/h100-sxm5 priced in float32;
 #   3. `predict --precision bf16` of float32 Kineto traces against the
-#      bfloat16 step measured without the profiler.
+#      bfloat16 step measured without the profiler;
+#   4. `ops price` of the same training steps (AdamW), float32 and
+#      bfloat16, against those measured steps.
 # The H100's float32 measurements (bench/measured/h100-sxm5) are trained
 # on, as the shipped model is; its bfloat16 ones are not.
 # Usage: bench/half_h100.sh
@@ -100,4 +102,25 @@ whatif() { # trace batch measured-ms
 for b in 32 64; do
   whatif "$FP32/kineto/resnet50-b$b-fp32.pt.trace.json.gz" "$b" "$(measured "$HALF/kineto" "resnet50-b$b-bf16.pt.trace.json.gz")"
 done
-whatif "$HALF/kineto/bert_large-b8-s512-fp32.pt.trace.json.gz" 8 "$(measured "$HALF/kineto" bert_large-b8-s512-bf16.pt.trace.json.gz)"
+for run in bert_large-b8-s512 gpt2_large-b4-s1024; do
+  batch=${run#*-b}; batch=${batch%%-*}
+  whatif "$HALF/kineto/$run-fp32.pt.trace.json.gz" "$batch" "$(measured "$HALF/kineto" "$run-bf16.pt.trace.json.gz")"
+done
+
+echo
+echo "## 4. ops price, a whole training step with AdamW, against the unprofiled step (ms)"
+echo
+echo "| run | measured | priced | error |"
+echo "|---|---:|---:|---:|"
+for run in "bert_large 8 512" "gpt2_large 4 1024"; do
+  read -r model batch tokens <<<"$run"
+  for precision in fp32 bf16; do
+    rm -rf "$WORK/price"
+    "$BIN" -q ops price --config "$PUBLIC/neusight/DLmodel_configs/$model.json" --gpu H100 --mode train \
+      --seqlen "$tokens" --batch-size "$batch" --optimizer adam --precision "$precision" --out "$WORK/price" >/dev/null 2>&1
+    trace="$model-b$batch-s$tokens-$precision.pt.trace.json.gz"
+    awk -F, -v l="$model-b$batch-s$tokens-$precision" -v m="$(measured "$HALF/kineto" "$trace")" \
+      'NR==1 { for (i = 1; i <= NF; i++) if ($i == "iteration_ms") c = i }
+       NR==2 { printf "| %s | %.1f | %.1f | %+.1f%% |\n", l, m, $c, 100 * ($c - m) / m }' "$WORK/price/priced.csv"
+  done
+done

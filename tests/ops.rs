@@ -430,10 +430,10 @@ fn gpt2_price_csv(config: &Path, gpus: &[&str], extra: &[&str]) -> String {
     stdout
 }
 
-/// `ops price --precision bf16`: mixed precision halves the bytes of every
-/// activation and runs matrix products on 16-bit tensor cores, so a GPU
-/// with fast ones (H100) gains more than one with slow ones (T4); the
-/// optimizer step keeps its float32 weights and does not move.
+/// `ops price --precision bf16`: autocast runs matrix products on 16-bit
+/// tensor cores, so a GPU with fast ones (H100) gains more than one with
+/// slow ones (T4); softmax, the norms and the optimizer step stay float32
+/// and do not move, and the casts keep element-wise work from halving.
 #[test]
 fn ops_price_mixed_precision_gains_most_where_tensor_cores_are_fastest() {
     let dir = tempfile::tempdir().unwrap();
@@ -472,14 +472,22 @@ fn ops_price_mixed_precision_gains_most_where_tensor_cores_are_fastest() {
     assert!(gain("H100") > gain("T4"), "H100 {}x, T4 {}x", gain("H100"), gain("T4"));
     for gpu in ["T4", "H100"] {
         let (f, h) = (
+            column(&float32, gpu, "iteration_ms"),
+            column(&half, gpu, "iteration_ms"),
+        );
+        assert!(h < f, "{gpu}: {h} ms an iteration in 16 bits, {f} ms in float32");
+        // 16 bits halve an element-wise op's bytes at best, and autocast
+        // adds its casts, which are element-wise kernels.
+        let (f, h) = (
             column(&float32, gpu, "elementwise_ms"),
             column(&half, gpu, "elementwise_ms"),
         );
-        assert!(h < f * 0.75, "{gpu}: element-wise {h} ms in 16 bits, {f} ms in float32");
-        assert_eq!(
-            column(&half, gpu, "optimizer_ms"),
-            column(&float32, gpu, "optimizer_ms")
-        );
+        assert!(h > f * 0.5, "{gpu}: element-wise {h} ms in 16 bits, {f} ms in float32");
+        // Autocast keeps softmax and the norms in float32, and mixed
+        // precision the optimizer step.
+        for kind in ["softmax_ms", "norm_ms", "optimizer_ms"] {
+            assert_eq!(column(&half, gpu, kind), column(&float32, gpu, kind), "{gpu} {kind}");
+        }
     }
 }
 
@@ -648,7 +656,7 @@ fn ops_price_writes_a_throughput_table_the_planner_reads() {
 
 /// Mixed precision as Hugging Face runs it under autocast, priced against
 /// bfloat16 runs measured on an H100 (bench/measured/h100-bf16): the
-/// inference configurations, which keep the GPU busy, within 15%. Pricing
+/// inference configurations, which keep the GPU busy, within 10%. Pricing
 /// every node in 16 bits without autocast's casts and float32 softmax put
 /// them 23-44% fast.
 #[test]
@@ -698,10 +706,9 @@ fn mixed_precision_prices_autocast_as_measured_on_an_h100() {
         let measured = json["e2e_latency"].as_f64().unwrap();
         let predicted = column("iteration_ms");
         assert!(
-            (predicted - measured).abs() / measured < 0.15,
+            (predicted - measured).abs() / measured < 0.10,
             "{name}: priced {predicted:.1} ms, measured {measured:.1} ms"
         );
-        assert!(column("copy_ms") > 0.0, "{name}: autocast's casts are priced");
         checked += 1;
     }
     assert_eq!(checked, 4);

@@ -22,8 +22,8 @@ users train: end-to-end labels and Kineto steps under torch.autocast (matrix
 products and convolutions in 16 bits, weights and the optimizer in float32),
 and per-op rows on 16-bit tensors. Kineto traces are then named after the
 precision (resnet50-b32-bf16), and BERT-large steps are traced in float32 and
-in that precision, so that a float32 trace can be priced in 16 bits against
-a measured 16-bit step.
+in that precision (`--kineto-runs` adds GPT-2 Large), so that a float32
+trace can be priced in 16 bits against a measured 16-bit step.
 
 DIR holds per_op/test/*.csv.gz (per_op/train/<op>/*.csv.gz for
 --perop-split train), DLmodel_configs/*.json and label_index.csv
@@ -337,9 +337,10 @@ def resnet_step(batch, precision):
     return step
 
 
-def bert_step(config_path, batch, seqlen, precision):
-    """A BERT-large pre-training step (masked-LM head over every token, AdamW)
-    from NeuSight's configuration, inputs of ones."""
+def transformer_step(config_path, batch, seqlen, precision):
+    """A training step of one of NeuSight's transformers, AdamW, inputs of
+    ones: BERT with its pre-training heads (masked-LM head over every
+    token), the others as causal language models."""
     model, _ = build_model(config_path, train=True)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     ids = torch.ones(batch, seqlen, dtype=torch.int64, device="cuda")
@@ -347,28 +348,42 @@ def bert_step(config_path, batch, seqlen, precision):
     def step():
         opt.zero_grad(set_to_none=True)
         with autocast(precision):
-            logits = model(ids)["prediction_logits"]
+            out = model(ids)
+            logits = out["prediction_logits"] if "prediction_logits" in out else out["logits"]
             loss = torch.nn.functional.cross_entropy(logits.reshape(-1, logits.size(-1)).float(), ids.reshape(-1))
         loss.backward()
         opt.step()
     return step
 
 
-def kineto_runs(neusight, precision):
+# Transformer steps a 16-bit lease may trace, each in float32 and in the
+# lease's precision: (NeuSight configuration, batch, tokens).
+TRANSFORMER_RUNS = {"bert_large": ("bert_large", 8, 512), "gpt2_large": ("gpt2_large", 4, 1024)}
+
+
+def kineto_runs(neusight, precision, names):
     """(trace name, batch, tf32, precision, step factory) of one lease's
     Kineto runs: float32 ResNet-50 with TF32 off and on; in 16 bits,
-    ResNet-50 and BERT-large, BERT-large in float32 too."""
+    ResNet-50 and the transformers in `names` (each in float32 too)."""
     if precision == "fp32":
         return [(f"resnet50-b{b}-{'tf32' if tf32 else 'fp32'}", b, tf32, "fp32",
                  lambda b=b: resnet_step(b, "fp32")) for tf32 in (False, True) for b in (32, 64)]
-    bert = neusight / "DLmodel_configs" / "bert_large.json"
-    runs = [(f"resnet50-b{b}-{precision}", b, False, precision, lambda b=b: resnet_step(b, precision))
-            for b in (32, 64)]
-    return runs + [(f"bert_large-b8-s512-{p}", 8, False, p, lambda p=p: bert_step(bert, 8, 512, p))
-                   for p in ("fp32", precision)]
+    runs = []
+    if "resnet50" in names:
+        runs += [(f"resnet50-b{b}-{precision}", b, False, precision, lambda b=b: resnet_step(b, precision))
+                 for b in (32, 64)]
+    for name in names:
+        if name not in TRANSFORMER_RUNS:
+            continue
+        config, batch, tokens = TRANSFORMER_RUNS[name]
+        path = neusight / "DLmodel_configs" / f"{config}.json"
+        runs += [(f"{name}-b{batch}-s{tokens}-{p}", batch, False, p,
+                  lambda p=p, path=path, batch=batch, tokens=tokens: transformer_step(path, batch, tokens, p))
+                 for p in ("fp32", precision)]
+    return runs
 
 
-def kineto_traces(neusight, out, budget_s, precision):
+def kineto_traces(neusight, out, budget_s, precision, names):
     """Training steps traced with the PyTorch profiler (CPU and CUDA
     activities, shapes; 3 active steps after warm-up); step times from CUDA
     events over 20 steps outside the profiler."""
@@ -376,21 +391,29 @@ def kineto_traces(neusight, out, budget_s, precision):
     deadline = time.time() + budget_s
     steps = {}
     out.mkdir(parents=True, exist_ok=True)
-    for name, batch, tf32, prec, make_step in kineto_runs(neusight, precision):
+    for name, batch, tf32, prec, make_step in kineto_runs(neusight, precision, names):
         if time.time() > deadline:
             log(f"kineto: budget spent before {name}")
             continue
         torch.backends.cudnn.allow_tf32 = tf32
         torch.backends.cuda.matmul.allow_tf32 = tf32
-        step = make_step()
-        for _ in range(10):
-            step()
-        step_ms = time_call(step, runs=20, keep=20)
-        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
-                     schedule=schedule(wait=1, warmup=1, active=3), record_shapes=True) as prof:
-            for _ in range(5):
+        try:
+            step = make_step()
+            for _ in range(10):
                 step()
-                prof.step()
+            step_ms = time_call(step, runs=20, keep=20)
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                         schedule=schedule(wait=1, warmup=1, active=3), record_shapes=True) as prof:
+                for _ in range(5):
+                    step()
+                    prof.step()
+        except torch.OutOfMemoryError:
+            # The other runs, and steps.csv, still count.
+            log(f"kineto: out of memory: {name}")
+            step = None
+            gc.collect()
+            torch.cuda.empty_cache()
+            continue
         trace = out / f"{name}.pt.trace.json"
         prof.export_chrome_trace(str(trace))
         subprocess.run(["gzip", "-f", str(trace)], check=True)
@@ -417,6 +440,8 @@ def main():
     ap.add_argument("--only", choices=["perop", "e2e", "kineto"], action="append")
     ap.add_argument("--precision", choices=sorted(DTYPES), default="fp32",
                     help="fp32 (NeuSight's protocol), or bf16/fp16: autocast runs and 16-bit per-op tensors")
+    ap.add_argument("--kineto-runs", default="resnet50,bert_large",
+                    help="with --precision bf16/fp16: the Kineto runs, of resnet50, bert_large, gpt2_large")
     ap.add_argument("--perop-ops", default="",
                     help="comma-separated per-op tables to measure (bmm,linear,...); empty: all")
     ap.add_argument("--perop-split", choices=["test", "train"], default="test",
@@ -436,8 +461,9 @@ def main():
     log(f"{device_name}: torch {torch.__version__}, CUDA {torch.version.cuda}")
     spec_sheet(ns_out, device_name, key)
     ops = {o for o in args.perop_ops.split(",") if o}
+    names = {n for n in args.kineto_runs.split(",") if n}
     sections = [("kineto", lambda: kineto_traces(args.neusight, args.out / "kineto", args.kineto_budget_s,
-                                                 args.precision)),
+                                                 args.precision, names)),
                 ("e2e", lambda: measure_e2e(args.neusight, ns_out, key, args.e2e_budget_s, args.precision)),
                 ("perop", lambda: measure_perop(args.neusight, ns_out, device_name, key, args.perop_split,
                                              args.perop_per_table, args.perop_budget_s, args.perop_skip, ops,

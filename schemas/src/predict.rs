@@ -186,7 +186,7 @@ pub const PRICED_TRANSFORMER: TableDef = TableDef {
             "elementwise_ms",
             Float64,
             "ms",
-            "Of forward and backward: element-wise operations.",
+            "Of forward and backward: element-wise operations, autocast's casts included (`--precision`).",
         ),
         req(
             "norm_ms",
@@ -207,7 +207,12 @@ pub const PRICED_TRANSFORMER: TableDef = TableDef {
             "ms",
             "Of forward and backward: embedding lookups and gathers.",
         ),
-        req("copy_ms", Float64, "ms", "Of forward and backward: copies and casts."),
+        req(
+            "copy_ms",
+            Float64,
+            "ms",
+            "Of forward and backward: copies (`contiguous`, `clone`, `cat`).",
+        ),
         req(
             "model_state_gb",
             Float64,

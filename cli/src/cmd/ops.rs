@@ -187,8 +187,10 @@ pub struct PriceArgs {
     /// `train`: forward, backward and the optimizer step; `inf`: forward only.
     #[arg(long, value_parser = ["train", "inf"], default_value = "train")]
     mode: String,
-    /// The optimizer step of a training iteration (`none`: forward and
-    /// backward only, what NeuSight's labels time).
+    /// The optimizer step of a training iteration, as PyTorch's default
+    /// (`foreach`) implementation runs it: `adam` is AdamW, `sgd` SGD with
+    /// momentum, `none` forward and backward only (what NeuSight's labels
+    /// time).
     #[arg(long, value_parser = ["adam", "sgd", "none"], default_value = "adam")]
     optimizer: String,
     /// Float32 matrix products on TF32 tensor cores, where a GPU has them
