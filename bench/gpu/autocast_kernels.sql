@@ -1,7 +1,8 @@
 -- Where a training step's GPU time goes in float32 and under autocast:
--- kernel time per step by kind (BERT-large, batch 8, on our H100 lease of
--- 2026-11-26; bench/measured/h100-bf16/kineto), over the profiled steps
--- after the first (which also holds the kernels of the step before it).
+-- kernel time per step by kind, for every trace of our H100 leases of
+-- 2026-11-26 (bench/measured/h100-bf16/kineto: ResNet-50, BERT-large,
+-- GPT-2 Large), over the profiled steps after the first (which also holds
+-- the kernels of the step before it).
 -- Autocast's casts are the copy kernels; softmax and layer norm stay
 -- float32. Run:
 --   tracecast ingest bench/measured/h100-bf16/kineto --lake /tmp/autocast-lake
