@@ -43,10 +43,16 @@ fn csv_cell(s: &str) -> String {
     }
 }
 
-/// `only`: predict and report only these GPUs (all when empty). `half`:
-/// the per-op rows ran on 16-bit tensors; end-to-end labels and ETS files
-/// are then not predicted (they ran in float32 or say their own type).
-#[allow(clippy::too_many_arguments)]
+/// What of an evaluation directory is predicted.
+pub struct Scope<'a> {
+    /// Only these GPUs (all when empty).
+    pub only: &'a [String],
+    /// The per-op rows ran on 16-bit tensors; end-to-end labels and ETS
+    /// files are then not predicted (they ran in float32 or say their own
+    /// type).
+    pub half: Option<HalfType>,
+}
+
 pub fn evaluate(
     model: &OpModel,
     calibration: &ets_predict::EtsCalibration,
@@ -54,9 +60,9 @@ pub fn evaluate(
     eval: &Path,
     gpus: &GpuTable,
     out: &Path,
-    only: &[String],
-    half: Option<HalfType>,
+    scope: &Scope<'_>,
 ) -> Result<Evaluation, OpModelError> {
+    let (only, half) = (scope.only, scope.half);
     std::fs::create_dir_all(out).map_err(write_err(out))?;
     let started = std::time::Instant::now();
     let wanted = |gpu: &str| only.is_empty() || only.iter().any(|g| g == gpu);

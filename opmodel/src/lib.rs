@@ -184,8 +184,10 @@ pub fn run_public(opts: &PublicOptions) -> Result<PublicRun, OpModelError> {
         &opts.eval,
         &gpus,
         &opts.out,
-        &opts.only,
-        opts.half,
+        &evaluate::Scope {
+            only: &opts.only,
+            half: opts.half,
+        },
     )?;
     let report = report::markdown(&evaluation.scored, &[&opts.eval, &opts.train]);
     let per_configuration = report::per_configuration(&evaluation.scored, &[&opts.eval, &opts.train]);
