@@ -15,7 +15,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use tracecast_schemas::hardware::{Catalog, builtin_catalog};
+use tracecast_schemas::hardware::Catalog;
 
 use crate::OpModelError;
 use crate::collect::GpuTable;
@@ -299,8 +299,8 @@ pub fn read_ets_dir(root: &Path) -> Result<Vec<EtsFile>, OpModelError> {
 
 /// The GPU an ETS folder was recorded on: `T4CPUALL` -> T4, `2080TiCPUALL`
 /// -> RTX 2080 Ti, looked up among the spec sheets given, then the built-in
-/// profiles. ETS runs in float16 and float64 too: a spec sheet's missing
-/// 16- and 64-bit rates come from the built-in profile of its GPU.
+/// profiles. ETS runs in float16 and float64 too: `spec_sheets` has filled
+/// a sheet's missing 16- and 64-bit rates from its GPU's built-in profile.
 pub fn folder_gpu(folder: &str, sheets: &GpuTable, catalog: &Catalog) -> Option<GpuSpec> {
     let base = folder.trim_end_matches("CPUALL");
     let mut spaced = String::new();
@@ -320,34 +320,27 @@ pub fn folder_gpu(folder: &str, sheets: &GpuTable, catalog: &Catalog) -> Option<
             name.split(|c: char| !c.is_ascii_alphanumeric())
                 .any(|w| w == base.to_ascii_lowercase())
         })
-        .map(|sheet| {
-            let mut spec = sheet.clone();
-            if let Some(full) = GpuSpec::builtin(catalog, &sheet.name) {
-                spec.fill_missing_rates(&full);
-            }
-            spec
-        })
+        .cloned()
         .or_else(|| GpuSpec::builtin(catalog, &spaced))
 }
 
 /// Files the GPU of every ETS folder under `dirs` in `gpus`, by folder name.
-pub fn add_folder_gpus(gpus: &mut GpuTable, dirs: &[&Path]) -> Result<(), OpModelError> {
-    let catalog = builtin_catalog()?;
+pub fn add_folder_gpus(gpus: &mut GpuTable, dirs: &[&Path], catalog: &Catalog) {
     for dir in dirs {
         for folder in subfolders(&dir.join("ets/datasets")) {
             if gpus.get(&folder).is_none()
-                && let Some(spec) = folder_gpu(&folder, gpus, &catalog)
+                && let Some(spec) = folder_gpu(&folder, gpus, catalog)
             {
                 gpus.insert(&folder, spec);
             }
         }
     }
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tracecast_schemas::hardware::builtin_catalog;
 
     /// ETS's analyzer records no backward row for a linear layer, whose
     /// backward kernels run in the gaps all the same: the file gets an

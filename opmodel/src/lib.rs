@@ -31,6 +31,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use tracecast_schemas::hardware::{Catalog, builtin_catalog};
+
 pub use collect::{Collected, GpuTable};
 pub use error::OpModelError;
 pub use features::Timing;
@@ -47,7 +49,7 @@ pub use work::{EwFunc, HalfType, OpKind, OpWork, Pass, Tf32Path, bfloat16_emulat
 /// by NeuSight key, and the GPU of each `ets/datasets` folder by folder name
 /// (from those sheets, else the built-in profiles).
 pub fn spec_sheets(dirs: &[&Path]) -> Result<GpuTable, OpModelError> {
-    let catalog = tracecast_schemas::hardware::builtin_catalog()?;
+    let catalog = builtin_catalog()?;
     let mut all: BTreeMap<String, GpuSpec> = BTreeMap::new();
     for dir in dirs {
         for (k, mut v) in neusight::read_spec_sheets(&dir.join("neusight"))? {
@@ -60,22 +62,21 @@ pub fn spec_sheets(dirs: &[&Path]) -> Result<GpuTable, OpModelError> {
         }
     }
     let mut gpus = GpuTable::from_map(&all);
-    add_label_folder_gpus(&mut gpus, dirs)?;
-    ets::add_folder_gpus(&mut gpus, dirs)?;
+    add_label_folder_gpus(&mut gpus, dirs, &catalog);
+    ets::add_folder_gpus(&mut gpus, dirs, &catalog);
     Ok(gpus)
 }
 
 /// A label folder without a spec sheet (`NVIDIA_H100_80GB_HBM3`) is looked
 /// up among the built-in hardware profiles by its name, underscores as
 /// spaces, so that its labels are still priced.
-fn add_label_folder_gpus(gpus: &mut GpuTable, dirs: &[&Path]) -> Result<(), OpModelError> {
-    let catalog = tracecast_schemas::hardware::builtin_catalog()?;
+fn add_label_folder_gpus(gpus: &mut GpuTable, dirs: &[&Path], catalog: &Catalog) {
     for dir in dirs {
         for folder in csvio::subfolders(&dir.join("neusight/label")) {
             if gpus.get(&folder).is_some() {
                 continue;
             }
-            match GpuSpec::builtin(&catalog, &folder.replace('_', " ")) {
+            match GpuSpec::builtin(catalog, &folder.replace('_', " ")) {
                 Some(spec) => {
                     tracing::info!(folder, profile = spec.name, "no spec sheet: using the built-in profile");
                     gpus.insert(&folder, spec);
@@ -87,7 +88,6 @@ fn add_label_folder_gpus(gpus: &mut GpuTable, dirs: &[&Path]) -> Result<(), OpMo
             }
         }
     }
-    Ok(())
 }
 
 /// A model fitted on the NeuSight measurements under `roots` (directories
