@@ -15,7 +15,9 @@
 #       its measurements and predict it from its spec sheet. Writes OUT/sweep.md
 #       (default bench/public-sweep) and the tables into bench/README.md
 #       between the "public sweep" markers, and every held-out label beside
-#       NeuSight's own prediction into bench/public-per-configuration.md.
+#       NeuSight's own prediction into bench/public-per-configuration.md,
+#       and where each held-out GPU's time goes by kind of operator into
+#       bench/public-by-kind.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 make -s build
@@ -43,6 +45,9 @@ PY
   # Every label of a held-out GPU, beside NeuSight's own prediction of it.
   cp "$OUT/per_configuration.md" bench/public-per-configuration.md
   echo "per-configuration table written into bench/public-per-configuration.md"
+  # Where each held-out GPU's time goes, by kind of operator and pass.
+  cp "$OUT/by_kind.md" bench/public-by-kind.md
+  echo "by-kind table written into bench/public-by-kind.md"
 else
   [ $# -ge 6 ] || { sed -n 2,19p "$0"; exit 2; }
   "$BIN" ops bench "$@"

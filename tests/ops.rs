@@ -57,6 +57,36 @@ fn bench_holds_a_gpu_out_and_predicts_it_from_its_spec_sheet() {
         worst = worst.max((predicted - measured).abs() / measured);
     }
     assert!(worst < 0.25, "worst T4 label error {worst}");
+    // Per kind and pass, the predictions add up to each label's, beside the
+    // latencies NeuSight measured for the same nodes on the T4.
+    let kinds = std::fs::read_to_string(out.join("neusight_e2e_by_kind.csv")).unwrap();
+    assert_eq!(
+        kinds.lines().next().unwrap(),
+        "gpu,model,mode,seqlen,batch,kind,pass,nodes,predicted_ms,measured_ms"
+    );
+    for line in e2e.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let label = f[..5].join(",");
+        let rows: Vec<Vec<&str>> = kinds
+            .lines()
+            .filter(|l| l.starts_with(&format!("{label},")))
+            .map(|l| l.split(',').collect())
+            .collect();
+        assert!(
+            rows.iter().any(|r| r[5] == "gemm" && r[6] == "forward"),
+            "{label}:\n{kinds}"
+        );
+        assert!(
+            rows.iter().all(|r| r[9].parse::<f64>().unwrap() > 0.0),
+            "{label}:\n{kinds}"
+        );
+        let summed: f64 = rows.iter().map(|r| r[8].parse::<f64>().unwrap()).sum();
+        let predicted: f64 = f[6].parse().unwrap();
+        assert!(
+            (summed - predicted).abs() < 1e-3 * predicted,
+            "{label}: kinds add up to {summed} ms, the label to {predicted}"
+        );
+    }
     let ets = std::fs::read_to_string(out.join("ets.csv")).unwrap();
     assert_eq!(ets.lines().filter(|l| l.starts_with("T4CPUALL,")).count(), 4, "{ets}");
     let perop = std::fs::read_to_string(out.join("neusight_perop.csv")).unwrap();

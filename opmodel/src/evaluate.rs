@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::OpModelError;
 use crate::architectures::ModelConfig;
+use crate::by_kind::by_kind;
 use crate::collect::GpuTable;
 use crate::csvio::csv_files;
 use crate::ets_predict;
@@ -16,7 +17,7 @@ use crate::features::Timing;
 use crate::graph::{ModelGraph, Node, read_graph};
 use crate::model::OpModel;
 use crate::neusight::{Label, read_labels, read_per_op, shape_columns};
-use crate::scored::{Evaluation, Scored};
+use crate::scored::{Evaluation, KindScored, Scored};
 use crate::scored::{create, write_err};
 use crate::work::{HalfType, OpWork};
 
@@ -68,6 +69,7 @@ pub fn evaluate(
     let wanted = |gpu: &str| only.is_empty() || only.iter().any(|g| g == gpu);
     let mut ev = Evaluation {
         scored: Vec::new(),
+        by_kind: Vec::new(),
         files: Vec::new(),
         notes: Vec::new(),
         ops_predicted: 0,
@@ -237,15 +239,25 @@ fn end_to_end(
     let path = out.join("neusight_e2e.csv");
     let mut w = create(&path)?;
     writeln!(w, "gpu,model,mode,seqlen,batch,option,predicted_ms").map_err(write_err(&path))?;
+    let kinds_path = out.join("neusight_e2e_by_kind.csv");
+    let mut kinds_w = create(&kinds_path)?;
+    writeln!(
+        kinds_w,
+        "gpu,model,mode,seqlen,batch,kind,pass,nodes,predicted_ms,measured_ms"
+    )
+    .map_err(write_err(&kinds_path))?;
     let mut traced: BTreeMap<(PathBuf, bool), Vec<Node>> = BTreeMap::new();
     for label in &labels {
         let parallel = Parallel::of(&label.option);
         let training = label.mode == "train";
         let priced = parallel.priced_label(label, &layers);
+        // Whether the graph is the label's own, timed on its GPU.
+        let mut own_latencies = false;
         let graph = priced.and_then(|priced| {
             let (source, spec) = graph_for(&priced, &graphs, &configs, gpus)?;
             let graph = match source {
                 GraphSource::Traced { path, num_layer } => {
+                    own_latencies = path == priced.graph_path();
                     let key = (path, training);
                     if !traced.contains_key(&key) {
                         let nodes = read_graph(&key.0, training).map_err(|e| e.to_string())?;
@@ -272,6 +284,30 @@ fn end_to_end(
                 let us = model.predict_us(&pairs, Timing::Workload)?;
                 ev.ops_predicted += us.len();
                 let one_gpu = us.iter().zip(&works).map(|(t, (_, times))| t * times).sum::<f64>() / 1e3;
+                if own_latencies && parallel == Parallel::One {
+                    for k in by_kind(&graph, training, &us).unwrap_or_default() {
+                        writeln!(
+                            kinds_w,
+                            "{},{},{},{},{},{},{},{},{:.6},{:.6}",
+                            csv_cell(&label.gpu),
+                            csv_cell(&label.model),
+                            label.mode,
+                            label.seqlen,
+                            label.batch,
+                            k.kind.name(),
+                            k.pass.name(),
+                            k.nodes,
+                            k.predicted_ms,
+                            k.measured_ms
+                        )
+                        .map_err(write_err(&kinds_path))?;
+                        ev.by_kind.push(KindScored {
+                            gpu: label.gpu.clone(),
+                            mode: label.mode.clone(),
+                            times: k,
+                        });
+                    }
+                }
                 if parallel != Parallel::One {
                     ev.notes.push(format!(
                         "{}: priced as {parallel:?} from one GPU's work, without the communication between GPUs",
@@ -311,7 +347,9 @@ fn end_to_end(
         }
     }
     w.flush().map_err(write_err(&path))?;
+    kinds_w.flush().map_err(write_err(&kinds_path))?;
     ev.files.push(path);
+    ev.files.push(kinds_path);
     Ok(())
 }
 

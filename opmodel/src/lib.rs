@@ -5,6 +5,7 @@
 
 pub mod architectures;
 mod autocast;
+mod by_kind;
 mod collect;
 mod csvio;
 mod error;
@@ -189,7 +190,8 @@ pub fn run_public(opts: &PublicOptions) -> Result<PublicRun, OpModelError> {
             half: opts.half,
         },
     )?;
-    let report = report::markdown(&evaluation.scored, &[&opts.eval, &opts.train]);
+    let report =
+        report::markdown(&evaluation.scored, &[&opts.eval, &opts.train]) + &report::by_kind(&evaluation.by_kind);
     let per_configuration = report::per_configuration(&evaluation.scored, &[&opts.eval, &opts.train]);
     let speed = if opts.measure_speed {
         Some(speed(&model, &collected, &gpus)?)

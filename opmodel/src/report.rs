@@ -6,7 +6,7 @@ use std::fmt::Write;
 use std::path::Path;
 
 use crate::csvio::CsvTable;
-use crate::scored::Scored;
+use crate::scored::{KindScored, Scored};
 
 /// Percentage error, signed: above 0 where the prediction is slower.
 fn percent_error(predicted: f64, measured: f64) -> f64 {
@@ -209,6 +209,79 @@ pub fn markdown(scored: &[Scored], published: &[&Path]) -> String {
     md
 }
 
+/// Kinds and passes under this share of a GPU and mode's measured time are
+/// left out of the table.
+const LEAST_KIND_SHARE: f64 = 0.02;
+
+/// One kind and pass summed over a GPU and mode's labels.
+#[derive(Default)]
+struct KindSum {
+    name: String,
+    predicted_ms: f64,
+    measured_ms: f64,
+}
+
+/// Where each GPU's end-to-end time goes: per mode, kind and pass, the
+/// share of the measured per-node time and predicted over measured, summed
+/// over the labels whose graphs carry the GPU's own latencies. A GPU whose
+/// every kind is off by one factor is priced with the wrong efficiency as
+/// a whole; one kind apart is that kind's model.
+pub fn by_kind(rows: &[KindScored]) -> String {
+    let mut md = String::new();
+    if rows.is_empty() {
+        return md;
+    }
+    let mut sums: BTreeMap<(String, String), BTreeMap<(u8, u8), KindSum>> = BTreeMap::new();
+    for r in rows {
+        let t = &r.times;
+        let sum = sums
+            .entry((r.gpu.clone(), r.mode.clone()))
+            .or_default()
+            .entry((t.kind as u8, t.pass as u8))
+            .or_default();
+        sum.name = format!("{} {}", t.kind.name(), t.pass.name());
+        sum.predicted_ms += t.predicted_ms;
+        sum.measured_ms += t.measured_ms;
+    }
+    let _ = writeln!(
+        md,
+        "### Where the end-to-end time goes (per-node latencies of the labels' own graphs)\n"
+    );
+    let _ = writeln!(
+        md,
+        "| GPU | mode | all: predicted / measured | kind, pass: share of the measured time, predicted / measured |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|");
+    for ((gpu, mode), kinds) in &sums {
+        let predicted: f64 = kinds.values().map(|k| k.predicted_ms).sum();
+        let measured: f64 = kinds.values().map(|k| k.measured_ms).sum();
+        let mut shown: Vec<&KindSum> = kinds
+            .values()
+            .filter(|k| measured > 0.0 && k.measured_ms / measured >= LEAST_KIND_SHARE)
+            .collect();
+        shown.sort_by(|a, b| b.measured_ms.total_cmp(&a.measured_ms));
+        let cells: Vec<String> = shown
+            .iter()
+            .map(|k| {
+                format!(
+                    "{}: {:.0}%, {:.2}",
+                    k.name,
+                    100.0 * k.measured_ms / measured,
+                    k.predicted_ms / k.measured_ms
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            md,
+            "| {gpu} | {mode} | {:.2} | {} |",
+            if measured > 0.0 { predicted / measured } else { f64::NAN },
+            cells.join("; ")
+        );
+    }
+    md.push('\n');
+    md
+}
+
 /// Every scored end-to-end label, one row each: measured, predicted and
 /// error, beside NeuSight's own prediction and error for the same
 /// configuration (`summary/summary.csv`), where it has one.
@@ -267,4 +340,44 @@ fn unique(items: impl Iterator<Item = String>) -> Vec<String> {
     v.sort();
     v.dedup();
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::by_kind::KindTimes;
+    use crate::work::{OpKind, Pass};
+
+    fn row(gpu: &str, kind: OpKind, pass: Pass, predicted_ms: f64, measured_ms: f64) -> KindScored {
+        KindScored {
+            gpu: gpu.into(),
+            mode: "train".into(),
+            times: KindTimes {
+                kind,
+                pass,
+                nodes: 1.0,
+                predicted_ms,
+                measured_ms,
+            },
+        }
+    }
+
+    #[test]
+    fn by_kind_sums_labels_and_leaves_out_small_kinds() {
+        let rows = [
+            row("V100", OpKind::Gemm, Pass::Forward, 60.0, 50.0),
+            row("V100", OpKind::Gemm, Pass::Forward, 60.0, 50.0),
+            row("V100", OpKind::Softmax, Pass::Backward, 20.0, 10.0),
+            row("V100", OpKind::Copy, Pass::Forward, 1.0, 1.0),
+        ];
+        let md = by_kind(&rows);
+        let line = md.lines().find(|l| l.starts_with("| V100 |")).unwrap();
+        // All: 141 / 111; GEMMs 100 of 111 measured, 1.2; softmax 9%, 2.0;
+        // the copy (under 2%) left out.
+        assert_eq!(
+            line,
+            "| V100 | train | 1.27 | gemm forward: 90%, 1.20; softmax backward: 9%, 2.00 |"
+        );
+        assert!(by_kind(&[]).is_empty());
+    }
 }

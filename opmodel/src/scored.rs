@@ -24,6 +24,9 @@ pub struct Scored {
 
 pub struct Evaluation {
     pub scored: Vec<Scored>,
+    /// Per label whose graph carries its GPU's per-node latencies: predicted
+    /// and measured time per kind and pass.
+    pub by_kind: Vec<KindScored>,
     pub files: Vec<PathBuf>,
     /// What could not be predicted, and why.
     pub notes: Vec<String>,
@@ -45,4 +48,14 @@ pub(crate) fn write_err(path: &Path) -> impl Fn(std::io::Error) -> OpModelError 
         path: path.to_path_buf(),
         source,
     }
+}
+
+/// One kind and pass of one end-to-end label, predicted against the
+/// latencies measured for its graph's nodes.
+#[derive(Clone, Debug)]
+pub struct KindScored {
+    pub gpu: String,
+    /// `train` or `inf`.
+    pub mode: String,
+    pub times: crate::by_kind::KindTimes,
 }

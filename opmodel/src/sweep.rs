@@ -23,6 +23,8 @@ pub struct SweepResult {
     pub report: String,
     /// Every held-out GPU's labels, one row each, beside NeuSight's own prediction.
     pub per_configuration: String,
+    /// Where each held-out GPU's end-to-end time goes, per kind and pass.
+    pub by_kind: String,
 }
 
 /// `progress` is called with each held-out GPU before its fit.
@@ -90,7 +92,9 @@ pub fn sweep(
         model_scored: Vec::new(),
         report: String::new(),
         per_configuration: String::new(),
+        by_kind: String::new(),
     };
+    let mut by_kind = Vec::new();
     for unit in units {
         progress(&unit.join(" + "));
         let opts = PublicOptions {
@@ -119,6 +123,7 @@ pub fn sweep(
             result.model_scored.extend(scored);
         } else {
             result.scored.extend(scored);
+            by_kind.extend(run.evaluation.by_kind);
         }
     }
     // The extra directories' GPUs, each held out in turn.
@@ -138,6 +143,7 @@ pub fn sweep(
             })?;
             result.runs.push((key, run.fit_seconds, run.evaluation.ops_predicted));
             result.scored.extend(run.evaluation.scored);
+            by_kind.extend(run.evaluation.by_kind);
         }
     }
     let by_model = report::markdown(&result.model_scored, &[dir])
@@ -151,6 +157,12 @@ pub fn sweep(
         "Leave one GPU out: each label predicted by an op model that never trained on its GPU \
          (`tracecast ops sweep`); NeuSight's figures are its own, from `summary/summary.csv`.\n\n{}",
         report::per_configuration(&result.scored, &[dir])
+    );
+    result.by_kind = format!(
+        "Leave one GPU out (`tracecast ops sweep`): each GPU's labels predicted by an op model that \
+         never trained on it, against the latencies NeuSight measured for the same graph nodes on \
+         that GPU.\n\n{}",
+        report::by_kind(&by_kind)
     );
     Ok(result)
 }

@@ -118,6 +118,16 @@ pub enum Pass {
     Backward = 1,
 }
 
+impl Pass {
+    /// The pass's name in tables and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Pass::Forward => "forward",
+            Pass::Backward => "backward",
+        }
+    }
+}
+
 /// One operator's work.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OpWork {

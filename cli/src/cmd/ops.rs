@@ -406,14 +406,17 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
             let per_configuration = args.out.join("per_configuration.md");
             std::fs::write(&per_configuration, &result.per_configuration)
                 .with_context(|| format!("writing {}", per_configuration.display()))?;
+            let by_kind = args.out.join("by_kind.md");
+            std::fs::write(&by_kind, &result.by_kind).with_context(|| format!("writing {}", by_kind.display()))?;
             for (unit, seconds, ops) in &result.runs {
                 println!("held out {unit}: fit {seconds:.1} s, {ops} operators predicted");
             }
             print!("{}", result.report);
             println!(
-                "wrote {} and {} (every label of a held-out GPU, beside NeuSight's prediction)",
+                "wrote {}, {} (every label of a held-out GPU, beside NeuSight's prediction) and {} (where each held-out GPU's time goes, by kind of operator)",
                 path.display(),
-                per_configuration.display()
+                per_configuration.display(),
+                by_kind.display()
             );
         }
     }
