@@ -288,12 +288,8 @@ fn end_to_end(
                     for k in by_kind(&graph, training, &us).unwrap_or_default() {
                         writeln!(
                             kinds_w,
-                            "{},{},{},{},{},{},{},{},{:.6},{:.6}",
-                            csv_cell(&label.gpu),
-                            csv_cell(&label.model),
-                            label.mode,
-                            label.seqlen,
-                            label.batch,
+                            "{},{},{},{},{:.6},{:.6}",
+                            label_cells(label),
                             k.kind.name(),
                             k.pass.name(),
                             k.nodes,
@@ -324,12 +320,8 @@ fn end_to_end(
         };
         writeln!(
             w,
-            "{},{},{},{},{},{},{}",
-            csv_cell(&label.gpu),
-            csv_cell(&label.model),
-            label.mode,
-            label.seqlen,
-            label.batch,
+            "{},{},{}",
+            label_cells(label),
             csv_cell(&label.option),
             predicted.map_or(String::new(), |ms| format!("{ms:.6}"))
         )
@@ -351,6 +343,18 @@ fn end_to_end(
     ev.files.push(path);
     ev.files.push(kinds_path);
     Ok(())
+}
+
+/// A label's `gpu,model,mode,seqlen,batch` cells, as both end-to-end files begin their rows.
+fn label_cells(label: &Label) -> String {
+    format!(
+        "{},{},{},{},{}",
+        csv_cell(&label.gpu),
+        csv_cell(&label.model),
+        label.mode,
+        label.seqlen,
+        label.batch
+    )
 }
 
 /// How NeuSight ran a label with an option: one GPU (`fusion`, or none), or
