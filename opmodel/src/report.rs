@@ -185,6 +185,9 @@ pub fn markdown(scored: &[Scored], published: &[&Path]) -> String {
         }
         md.push('\n');
     }
+    if !e2e.is_empty() {
+        md.push_str(&by_model(&e2e));
+    }
     let ets: Vec<&&Scored> = measured.iter().filter(|s| s.set == "ets").collect();
     if !ets.is_empty() {
         let _ = writeln!(md, "### ETS label (forward + backward, ms)\n");
@@ -206,6 +209,42 @@ pub fn markdown(scored: &[Scored], published: &[&Path]) -> String {
         }
         let _ = writeln!(md, "\nETS files: mean error {}\n", mean.cell());
     }
+    md
+}
+
+/// End-to-end error per model and mode (rows) and GPU (columns), plain
+/// labels only: which model families a GPU's error comes from.
+fn by_model(e2e: &[&&Scored]) -> String {
+    let mut md = String::new();
+    let plain: Vec<&&&Scored> = e2e.iter().filter(|s| s.option.is_empty()).collect();
+    if plain.is_empty() {
+        return md;
+    }
+    let gpus = unique(plain.iter().map(|s| s.gpu.clone()));
+    let mut cells: BTreeMap<(String, String), Mean> = BTreeMap::new();
+    for s in &plain {
+        let e = ape(s.predicted_ms, s.measured_ms.unwrap_or(1.0));
+        cells.entry((s.group.clone(), s.gpu.clone())).or_default().add(e);
+        cells.entry((s.group.clone(), "all".into())).or_default().add(e);
+    }
+    let _ = writeln!(md, "### End-to-end error by model (MAPE %, labels without an option)\n");
+    let _ = writeln!(md, "| mode, model | {} | all |", gpus.join(" | "));
+    let _ = writeln!(md, "|---|{}---|", "---|".repeat(gpus.len()));
+    for group in unique(plain.iter().map(|s| s.group.clone())) {
+        let row: Vec<String> = gpus
+            .iter()
+            .chain(std::iter::once(&"all".to_string()))
+            .map(|g| {
+                cells
+                    .get(&(group.clone(), g.clone()))
+                    .copied()
+                    .unwrap_or_default()
+                    .cell()
+            })
+            .collect();
+        let _ = writeln!(md, "| {group} | {} |", row.join(" | "));
+    }
+    md.push('\n');
     md
 }
 
@@ -360,6 +399,39 @@ mod tests {
                 measured_ms,
             },
         }
+    }
+
+    fn e2e(gpu: &str, model: &str, option: &str, predicted_ms: f64, measured_ms: f64) -> Scored {
+        Scored {
+            set: "e2e",
+            gpu: gpu.into(),
+            group: format!("inf {model}"),
+            option: option.into(),
+            predicted_ms,
+            measured_ms: Some(measured_ms),
+            what: String::new(),
+        }
+    }
+
+    #[test]
+    fn by_model_tabulates_plain_labels_per_model_and_gpu() {
+        let scored = [
+            e2e("T4", "bert", "", 110.0, 100.0),
+            e2e("T4", "bert", "", 80.0, 100.0),
+            e2e("V100", "bert", "", 100.0, 100.0),
+            e2e("V100", "gpt2", "", 150.0, 100.0),
+            e2e("V100", "gpt2", "fusion", 500.0, 100.0),
+        ];
+        let md = markdown(&scored, &[]);
+        let table = md.split("### End-to-end error by model").nth(1).unwrap();
+        assert!(table.contains("| mode, model | T4 | V100 | all |"), "{table}");
+        // T4: (10 + 20) / 2; V100: 0; all three bert labels: 10.
+        assert!(
+            table.contains("| inf bert | 15.0 (2) | 0.0 (1) | 10.0 (3) |"),
+            "{table}"
+        );
+        // The fusion label is left out.
+        assert!(table.contains("| inf gpt2 | - | 50.0 (1) | 50.0 (1) |"), "{table}");
     }
 
     #[test]
