@@ -263,8 +263,16 @@ pub(crate) fn call_work(op: &str, called: &str, inputs: &[Vec<f64>], output: &[f
                 );
                 w.bytes += 4.0 * numel(&inputs[0]);
                 w
-            } else if is(&["matmul", "bmm", "baddbmm"]) {
+            } else if is(&["matmul", "bmm", "baddbmm", "mm"]) {
                 matmul(inputs, output)
+            } else if name == "linear" {
+                // `torch.nn.functional.linear(x, weight, bias)`: weight is (out, in).
+                linear(
+                    first.last().copied().unwrap_or(0.0),
+                    output.last().copied().unwrap_or(0.0),
+                )
+            } else if name == "scaled_dot_product_attention" {
+                attention(inputs, output)
             } else if is(&["softmax", "log_softmax"]) {
                 OpWork::softmax(out_n, output.last().copied().unwrap_or(1.0))
             } else if name == "layer_norm" {
@@ -348,13 +356,67 @@ pub(crate) fn call_work(op: &str, called: &str, inputs: &[Vec<f64>], output: &[f
                 "reciprocal",
             ]) {
                 elementwise(EwFunc::from_name(name))
-            } else {
-                // view, size, getitem, permute, transpose, expand, reshape, split, dim, getattr, finfo ...
+            } else if is(&VIEWS) {
                 OpWork::no_work()
+            } else {
+                // A function this list does not know that makes a tensor
+                // (another model's operator): one pass over its tensors,
+                // rather than free.
+                elementwise(EwFunc::Other)
             }
         }
         _ => OpWork::no_work(),
     }
+}
+
+/// Calls that return a view of their input or metadata: no kernel.
+const VIEWS: [&str; 24] = [
+    "getitem",
+    "getattr",
+    "size",
+    "dim",
+    "numel",
+    "finfo",
+    "iinfo",
+    "view",
+    "view_as",
+    "reshape",
+    "permute",
+    "transpose",
+    "t",
+    "expand",
+    "expand_as",
+    "unsqueeze",
+    "squeeze",
+    "flatten",
+    "unflatten",
+    "split",
+    "chunk",
+    "unbind",
+    "narrow",
+    "detach",
+];
+
+/// `scaled_dot_product_attention(q, k, v)`: the scores' and the output's
+/// products, with the fused kernels' traffic (queries, keys, values and the
+/// output read or written once; no score matrix in memory).
+fn attention(inputs: &[Vec<f64>], output: &[f64]) -> OpWork {
+    let (Some(q), Some(k)) = (inputs.first(), inputs.get(1)) else {
+        return OpWork::no_work();
+    };
+    if q.len() < 2 || k.len() < 2 {
+        return OpWork::no_work();
+    }
+    let (rows, inner) = (q[q.len() - 2], q[q.len() - 1]);
+    let keys = k[k.len() - 2];
+    let batch = numel(&q[..q.len() - 2]).max(1.0);
+    let mut w = OpWork::bmm(batch, rows, inner, keys);
+    // The second product, probabilities x values, has as many FLOPs when
+    // values are as wide as queries.
+    let value_width = inputs.get(2).and_then(|v| v.last().copied()).unwrap_or(inner);
+    w.flops *= 1.0 + value_width / inner;
+    w.bytes = w.dtype_bytes * (numel(q) + numel(k) + inputs.get(2).map_or(numel(k), |v| numel(v)) + numel(output));
+    w
 }
 
 /// `matmul`/`bmm` of the first two inputs, batched as the output is.
@@ -538,6 +600,44 @@ mod tests {
             true,
         );
         assert_eq!((add.kind, add.ew), (OpKind::Elementwise, Some(EwFunc::Add)));
+    }
+
+    /// Other models' graphs: `F.linear`, `mm` and fused attention are
+    /// priced as the products they are, and a function the lists do not
+    /// know is one pass over its tensors, not free; views stay free.
+    #[test]
+    fn other_models_operators_are_priced() {
+        let call =
+            |name: &str, inputs: &[Vec<f64>], output: &[f64]| call_work("call_function", name, inputs, output, false);
+        let f_linear = call(
+            "linear",
+            &[vec![8.0, 512.0, 1024.0], vec![4096.0, 1024.0]],
+            &[8.0, 512.0, 4096.0],
+        );
+        assert_eq!(f_linear.kind, OpKind::Gemm);
+        assert_eq!(f_linear.flops, 2.0 * 8.0 * 512.0 * 1024.0 * 4096.0);
+        let mm = call("mm", &[vec![64.0, 32.0], vec![32.0, 16.0]], &[64.0, 16.0]);
+        assert_eq!((mm.kind, mm.flops), (OpKind::Gemm, 2.0 * 64.0 * 32.0 * 16.0));
+        // (batch 2, 16 heads, 1024 queries, 64 wide) against 1024 keys.
+        let qkv = vec![2.0, 16.0, 1024.0, 64.0];
+        let sdpa = call(
+            "scaled_dot_product_attention",
+            &[qkv.clone(), qkv.clone(), qkv.clone()],
+            &qkv,
+        );
+        assert_eq!(sdpa.kind, OpKind::Gemm);
+        assert_eq!(sdpa.flops, 2.0 * (2.0 * 32.0 * 1024.0 * 1024.0 * 64.0), "two products");
+        assert_eq!(sdpa.bytes, 4.0 * 4.0 * numel(&qkv), "no score matrix in memory");
+        let unknown = call(
+            "rms_norm",
+            &[vec![8.0, 512.0, 1024.0], vec![1024.0]],
+            &[8.0, 512.0, 1024.0],
+        );
+        assert_eq!((unknown.kind, unknown.ew), (OpKind::Elementwise, Some(EwFunc::Other)));
+        assert!(unknown.bytes >= 4.0 * 2.0 * 8.0 * 512.0 * 1024.0);
+        for view in ["permute", "reshape", "unsqueeze", "chunk"] {
+            assert_eq!(call(view, &[qkv.clone()], &qkv).kind, OpKind::NoWork, "{view}");
+        }
     }
 
     #[test]
