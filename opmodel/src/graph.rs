@@ -636,7 +636,11 @@ mod tests {
         assert_eq!((unknown.kind, unknown.ew), (OpKind::Elementwise, Some(EwFunc::Other)));
         assert!(unknown.bytes >= 4.0 * 2.0 * 8.0 * 512.0 * 1024.0);
         for view in ["permute", "reshape", "unsqueeze", "chunk"] {
-            assert_eq!(call(view, &[qkv.clone()], &qkv).kind, OpKind::NoWork, "{view}");
+            assert_eq!(
+                call(view, std::slice::from_ref(&qkv), &qkv).kind,
+                OpKind::NoWork,
+                "{view}"
+            );
         }
     }
 
