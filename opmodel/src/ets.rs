@@ -298,30 +298,53 @@ pub fn read_ets_dir(root: &Path) -> Result<Vec<EtsFile>, OpModelError> {
 }
 
 /// The GPU an ETS folder was recorded on: `T4CPUALL` -> T4, `2080TiCPUALL`
-/// -> RTX 2080 Ti, looked up among the spec sheets given, then the built-in
-/// profiles. ETS runs in float16 and float64 too: `spec_sheets` has filled
-/// a sheet's missing 16- and 64-bit rates from its GPU's built-in profile.
+/// -> RTX 2080 Ti, and as ETS's result tables write them, `P4_CPUALL` and
+/// `RTX3080Ti_CPUALL`; looked up among the spec sheets given, then the
+/// built-in profiles. ETS runs in float16 and float64 too: `spec_sheets` has
+/// filled a sheet's missing 16- and 64-bit rates from its GPU's built-in
+/// profile.
 pub fn folder_gpu(folder: &str, sheets: &GpuTable, catalog: &Catalog) -> Option<GpuSpec> {
-    let base = folder.trim_end_matches("CPUALL");
-    let mut spaced = String::new();
-    let mut prev_digit = false;
-    for c in base.chars() {
-        if prev_digit && c.is_ascii_alphabetic() {
-            spaced.push(' ');
-        }
-        prev_digit = c.is_ascii_digit();
-        spaced.push(c);
-    }
+    let base = folder
+        .trim_end_matches("CPUALL")
+        .trim_end_matches(['_', '-', ' '])
+        .replace(['_', '-'], " ");
+    let base = base.trim();
+    let lower = base.to_ascii_lowercase();
     sheets
         .specs
         .iter()
         .find(|s| {
             let name = s.name.to_ascii_lowercase();
-            name.split(|c: char| !c.is_ascii_alphanumeric())
-                .any(|w| w == base.to_ascii_lowercase())
+            name.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| w == lower)
         })
         .cloned()
-        .or_else(|| GpuSpec::builtin(catalog, &spaced))
+        .or_else(|| {
+            // `2080Ti` -> `2080 Ti`; `RTX3080Ti` -> `RTX 3080 Ti` (a short
+            // name that is all letters then digits, `P4`, `V100`, stays whole).
+            [spaced(base, false), spaced(base, true)]
+                .iter()
+                .find_map(|name| GpuSpec::builtin(catalog, name))
+        })
+}
+
+/// `name` with a space where digits turn to letters, and with `letters_too`
+/// also where letters turn to digits, except for a single leading letter
+/// (`P4`, `T4`, `V100` keep their shape).
+fn spaced(name: &str, letters_too: bool) -> String {
+    let mut out = String::new();
+    let mut prev: Option<char> = None;
+    for (i, c) in name.chars().enumerate() {
+        if let Some(p) = prev {
+            let digit_to_letter = p.is_ascii_digit() && c.is_ascii_alphabetic();
+            let letter_to_digit = letters_too && p.is_ascii_alphabetic() && c.is_ascii_digit() && i > 1;
+            if digit_to_letter || letter_to_digit {
+                out.push(' ');
+            }
+        }
+        prev = Some(c);
+        out.push(c);
+    }
+    out
 }
 
 /// Files the GPU of every ETS folder under `dirs` in `gpus`, by folder name.
@@ -388,6 +411,10 @@ mod tests {
             ("T4CPUALL", "NVIDIA T4"),
             ("2080TiCPUALL", "NVIDIA GeForce RTX 2080 Ti"),
             ("3080TiCPUALL", "NVIDIA GeForce RTX 3080 Ti"),
+            // As ETS's result tables name them.
+            ("T4_CPUALL", "NVIDIA T4"),
+            ("RTX2080Ti_CPUALL", "NVIDIA GeForce RTX 2080 Ti"),
+            ("RTX3080TiCPUALL", "NVIDIA GeForce RTX 3080 Ti"),
         ] {
             let spec = folder_gpu(folder, &none, &catalog).unwrap_or_else(|| panic!("{folder}: no GPU"));
             assert_eq!(spec.name, expected);
@@ -399,5 +426,10 @@ mod tests {
         };
         sheets.insert("Tesla_P4", p4);
         assert_eq!(folder_gpu("P4CPUALL", &sheets, &catalog).unwrap().name, "Tesla P4");
+        assert_eq!(folder_gpu("P4_CPUALL", &sheets, &catalog).unwrap().name, "Tesla P4");
+        // A GPU no profile describes, or several do, stays unresolved (its
+        // files get a note).
+        assert!(folder_gpu("TitanRTXCPUALL", &none, &catalog).is_none());
+        assert!(folder_gpu("A100CPUALL", &none, &catalog).is_none());
     }
 }

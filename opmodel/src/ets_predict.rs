@@ -40,8 +40,9 @@ pub struct EtsCalibration {
     /// Median host time by phase over every operator but the loss, for an
     /// operator the training files lack.
     pub phase_host_us: BTreeMap<i64, f64>,
-    /// By (GPU folder, op, phase, element size), and by (op, phase, element
-    /// size) over all folders.
+    /// By (GPU, op, phase, element size), and by (op, phase, element size)
+    /// over all GPUs. Keyed by the GPU the folder resolves to, not by the
+    /// folder's name: `2080TiCPUALL` and `RTX2080Ti_CPUALL` are one GPU.
     pub kernel_ratio: BTreeMap<(String, KernelsOf), f64>,
     pub pooled_kernel_ratio: BTreeMap<KernelsOf, f64>,
 }
@@ -57,7 +58,7 @@ pub fn calibrate(
     let mut hosts: BTreeMap<(i64, i64), Vec<f64>> = BTreeMap::new();
     let mut phase_hosts: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
     let mut kernels: BTreeMap<KernelsOf, (f64, f64)> = BTreeMap::new();
-    let mut folder_kernels: BTreeMap<(String, KernelsOf), (f64, f64)> = BTreeMap::new();
+    let mut gpu_kernels: BTreeMap<(String, KernelsOf), (f64, f64)> = BTreeMap::new();
     for file in read_ets_dir(train)? {
         if holdout.iter().any(|g| g == &file.gpu_folder || *g == file.batch_key()) {
             continue;
@@ -81,7 +82,7 @@ pub fn calibrate(
             for key in keys.into_iter().flatten() {
                 for k in [
                     kernels.entry(key).or_default(),
-                    folder_kernels.entry((file.gpu_folder.clone(), key)).or_default(),
+                    gpu_kernels.entry((spec.name.clone(), key)).or_default(),
                 ] {
                     k.0 += kernel;
                     k.1 += p;
@@ -92,7 +93,7 @@ pub fn calibrate(
     Ok(EtsCalibration {
         host_us: medians(hosts),
         phase_host_us: medians(phase_hosts),
-        kernel_ratio: ratios(folder_kernels),
+        kernel_ratio: ratios(gpu_kernels),
         pooled_kernel_ratio: ratios(kernels),
     })
 }
@@ -123,15 +124,15 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 
 impl EtsCalibration {
     /// How far the op model sat from the measured kernels of `kernels` on
-    /// `folder`: that folder's, else all folders', for the operator, else
-    /// for its kind (`KernelsOf::any_op`); 1 where no training row says.
-    fn kernel_ratio_of(&self, folder: &str, kernels: KernelsOf) -> f64 {
+    /// `gpu`: that GPU's, else all GPUs', for the operator, else for its
+    /// kind (`KernelsOf::any_op`); 1 where no training row says.
+    fn kernel_ratio_of(&self, gpu: &str, kernels: KernelsOf) -> f64 {
         [Some(kernels), kernels.any_op()]
             .into_iter()
             .flatten()
             .find_map(|key| {
                 self.kernel_ratio
-                    .get(&(folder.to_string(), key))
+                    .get(&(gpu.to_string(), key))
                     .or_else(|| self.pooled_kernel_ratio.get(&key))
             })
             .copied()
@@ -148,14 +149,14 @@ impl EtsCalibration {
     }
 
     /// A file's predicted label, µs, from its rows' op-model times on
-    /// `folder`: the host issues the rows one after another, each after
+    /// `gpu`: the host issues the rows one after another, each after
     /// its operator's host time (the loss's after the GPU drains); the GPU
     /// starts a row's kernels once issued and once the kernels before are
     /// done. The unrecorded kernels (linear layers' backward) run at the
     /// start of the backward pass. The label runs from the first kernel's
     /// start to where the optimizer's first could start.
-    fn file_us(&self, folder: &str, rows: &[EtsRow], model_us: &[f64]) -> f64 {
-        let kernel_us = |(row, us): (&EtsRow, &f64)| us * self.kernel_ratio_of(folder, row.kernels_of());
+    fn file_us(&self, gpu: &str, rows: &[EtsRow], model_us: &[f64]) -> f64 {
+        let kernel_us = |(row, us): (&EtsRow, &f64)| us * self.kernel_ratio_of(gpu, row.kernels_of());
         // An unrecorded backward product runs as its forward one does: the
         // recorded backward rows of its operator are the classifier's, a
         // product of another size.
@@ -165,7 +166,7 @@ impl EtsCalibration {
             .filter(|(r, _)| r.unrecorded)
             .map(|(r, us)| {
                 us * self.kernel_ratio_of(
-                    folder,
+                    gpu,
                     KernelsOf {
                         dir: 1,
                         ..r.kernels_of()
@@ -224,7 +225,7 @@ pub fn predict_dir(
         let pairs: Vec<_> = file.rows.iter().map(|r| (r.work, spec)).collect();
         let predicted = model.predict_us(&pairs, ETS_TIMING)?;
         ev.ops_predicted += predicted.len();
-        let ms = calibration.file_us(&file.gpu_folder, &file.rows, &predicted) / 1e3;
+        let ms = calibration.file_us(&spec.name, &file.rows, &predicted) / 1e3;
         writeln!(w, "{},{},{},{},{ms:.6}", file.gpu_folder, file.file, file.batch, file.h).map_err(write_err(&path))?;
         ev.scored.push(Scored {
             set: "ets",
@@ -261,7 +262,7 @@ mod tests {
     /// The GPU runs a row once the host has issued it and the kernels
     /// before are done: short kernels wait on the host, long ones do not;
     /// after the loss the host waits for the GPU; unrecorded kernels run at
-    /// the start of the backward pass. Kernel ratios: the folder's, else
+    /// the start of the backward pass. Kernel ratios: the GPU's, else
     /// the pooled one; host times: the operator's, else its phase's.
     #[test]
     fn the_gpu_waits_on_the_host_and_the_host_on_the_loss() {
@@ -278,13 +279,13 @@ mod tests {
             pooled_kernel_ratio: [(relu_forward, 2.0)].into_iter().collect(),
         };
         let relus = vec![row(152, 1); 10];
-        // 10 µs kernels (5 µs at this folder's ratio) issued every 200 µs:
+        // 10 µs kernels (5 µs at this GPU's ratio) issued every 200 µs:
         // the host's pace, to where it would issue the optimizer's.
         assert_eq!(calibration.file_us("T4CPUALL", &relus, &[10.0; 10]), 10.0 * 200.0);
         // 1000 µs kernels (500 at the ratio): the GPU's pace, and the
         // optimizer waits for the host only after the last one.
         assert_eq!(calibration.file_us("T4CPUALL", &relus, &[1000.0; 10]), 10.0 * 500.0);
-        // Another folder: the pooled ratio.
+        // Another GPU: the pooled ratio.
         assert_eq!(calibration.file_us("P4CPUALL", &relus, &[1000.0; 10]), 10.0 * 2000.0);
         // The loss: the host waits for the GPU, then 50 µs to the backward
         // row (an operator the training lacks: its phase's 100 µs), which
