@@ -84,9 +84,19 @@ pub fn per_op_work(op: &str, v: &[f64]) -> Option<OpWork> {
         "addu" | "mulu" | "divu" | "powu" | "relu" | "gelu" | "tanh" => {
             OpWork::elementwise(EwFunc::from_name(op), v[0] * v[1], 1.0)
         }
+        // Another element-wise function over (B, H), as NeuSight names them:
+        // two tensors in for the binary ones, one for the rest (a `u`
+        // suffix is NeuSight's tensor-and-scalar form).
+        other if v.len() >= 2 => {
+            let inputs = if BINARY.contains(&other) { 2.0 } else { 1.0 };
+            OpWork::elementwise(EwFunc::from_name(other), v[0] * v[1], inputs)
+        }
         _ => return None,
     })
 }
+
+/// Element-wise functions of two tensors, beyond NeuSight's own four.
+const BINARY: [&str; 5] = ["sub", "maximum", "minimum", "atan2", "where"];
 
 /// Read one per-op CSV (train or test layout). The GPU comes from the
 /// `Device` column, else from `default_gpu` (the file stem of a per-GPU file).
@@ -243,4 +253,24 @@ fn read_label(path: &Path, gpu: &str) -> Result<Label, OpModelError> {
         e2e_ms: num("e2e_latency"),
         fw_ms: num("fw_latency"),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::work::OpKind;
+
+    /// Element-wise functions NeuSight's files do not hold yet are priced as
+    /// element-wise work over (B, H), binary ones with two tensors in; an
+    /// unknown layout still has no work.
+    #[test]
+    fn other_element_wise_functions_are_priced() {
+        let sub = per_op_work("sub", &[4.0, 1024.0]).unwrap();
+        let silu = per_op_work("silu", &[4.0, 1024.0]).unwrap();
+        let add = per_op_work("add", &[4.0, 1024.0]).unwrap();
+        assert_eq!((sub.kind, sub.elements), (OpKind::Elementwise, 4096.0));
+        assert_eq!(sub.bytes, add.bytes, "two tensors in, one out");
+        assert!(silu.bytes < sub.bytes, "one tensor in");
+        assert!(per_op_work("silu", &[4.0]).is_none());
+    }
 }
