@@ -780,3 +780,51 @@ fn bench_prices_sixteen_bit_operators_on_tensor_cores() {
         .unwrap();
     assert!(mape < 40.0, "batched products in bfloat16: {mape}% MAPE");
 }
+
+/// An evaluation directory in NeuSight's layout with an element-wise
+/// operator NeuSight's files do not hold (`sub`) and a per-op file of a
+/// layout tracecast cannot read: the operator is priced, the file is named
+/// with its reason, and the run goes on.
+#[test]
+fn bench_prices_other_element_wise_operators_and_names_an_unreadable_file() {
+    let Some(public) = shared("public") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let eval = dir.path().join("eval");
+    let test_dir = eval.join("neusight/per_op/test");
+    std::fs::create_dir_all(&test_dir).unwrap();
+    let header = "OPName,Latency,Device,Torch Version,CUDNN Version,Kernel Name,Warps per SM,Blocks per SM,\
+                  Grid x,Grid y,Grid z,Block x,Block y,Block z,CUDA Version,B,H,large";
+    let rows: Vec<String> = ["add", "sub", "silu"]
+        .iter()
+        .map(|op| format!("{op},0.5,Tesla T4,p2.1.0,8902,,,,,,,,,,cu121,32768,1600,True"))
+        .collect();
+    std::fs::write(test_dir.join("elem.csv"), format!("{header}\n{}\n", rows.join("\n"))).unwrap();
+    std::fs::write(
+        test_dir.join("conv1d.csv"),
+        "OPName,Latency,Device,X\nconv1d,0.5,Tesla T4,3\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let run = tracecast(&[
+        "ops",
+        "bench",
+        "--train",
+        s(&public),
+        "--eval",
+        s(&eval),
+        "--out",
+        s(&out),
+        "--num-iterations",
+        "20",
+    ]);
+    let (stdout, stderr) = text(&run);
+    assert!(run.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stderr.contains("conv1d.csv") && stderr.contains("not predicted"),
+        "{stderr}"
+    );
+    let perop = std::fs::read_to_string(out.join("neusight_perop.csv")).unwrap();
+    let priced: Vec<&str> = perop.lines().skip(1).collect();
+    assert_eq!(priced.len(), 3, "{perop}");
+    assert!(priced.iter().any(|l| l.contains(",sub,")), "{perop}");
+}

@@ -104,7 +104,15 @@ fn per_op(
     let shape_header = per_op_shape_columns();
     writeln!(w, "file,gpu,op,{},predicted_ms", shape_header.join(",")).map_err(write_err(&path))?;
     for file in files {
-        let (table, rows) = read_per_op(&file, None)?;
+        // A file that cannot be read is named with its reason, and the
+        // other files are still predicted.
+        let (table, rows) = match read_per_op(&file, None) {
+            Ok(read) => read,
+            Err(e) => {
+                ev.notes.push(format!("not predicted: {e}"));
+                continue;
+            }
+        };
         let name = file
             .file_name()
             .and_then(|n| n.to_str())
