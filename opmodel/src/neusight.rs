@@ -222,11 +222,16 @@ fn read_label(path: &Path, gpu: &str) -> Result<Label, OpModelError> {
     };
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
     let parts: Vec<&str> = stem.split('-').collect();
-    if parts.len() < 4 || parts.len() > 5 {
+    // The mode splits the name: a model's own name may hold dashes
+    // (`gpt-neo_13-train-2048-1`), and so may an option.
+    let Some(m) = (1..parts.len().saturating_sub(2)).find(|&i| matches!(parts[i], "train" | "inf")) else {
         return Err(bad(
-            "the name is not <model>-<mode>-<seqlen>-<batch>[-<option>].json".into()
+            "the name is not <model>-<mode>-<seqlen>-<batch>[-<option>].json (mode: train or inf)".into(),
         ));
-    }
+    };
+    let model = parts[..m].join("-");
+    let option = parts[m + 3..].join("-");
+    let parts = [model.as_str(), parts[m], parts[m + 1], parts[m + 2], option.as_str()];
     let number = |s: &str, what: &str| {
         s.parse::<u32>()
             .map_err(|_| bad(format!("{what} `{s}` in the file name is not a number")))
@@ -248,7 +253,7 @@ fn read_label(path: &Path, gpu: &str) -> Result<Label, OpModelError> {
         mode: parts[1].to_string(),
         seqlen: number(parts[2], "sequence length")?,
         batch: number(parts[3], "batch")?,
-        option: parts.get(4).map(|s| s.to_string()).unwrap_or_default(),
+        option: parts[4].to_string(),
         num_layer: num("num_layer"),
         e2e_ms: num("e2e_latency"),
         fw_ms: num("fw_latency"),
@@ -263,6 +268,36 @@ mod tests {
     /// Element-wise functions NeuSight's files do not hold yet are priced as
     /// element-wise work over (B, H), binary ones with two tensors in; an
     /// unknown layout still has no work.
+    /// Label names split at their mode, so a model or an option may hold dashes.
+    #[test]
+    fn label_names_split_at_their_mode() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str| {
+            let path = dir.path().join(name);
+            std::fs::write(&path, r#"{"num_layer": 24, "e2e_latency": 10.0, "fw_latency": 10.0}"#).unwrap();
+            read_label(&path, "Tesla_T4")
+        };
+        let plain = write("bert_large-inf-512-8.json").unwrap();
+        assert_eq!(
+            (plain.model.as_str(), plain.seqlen, plain.batch, plain.option.as_str()),
+            ("bert_large", 512, 8, "")
+        );
+        let dashed = write("gpt-neo_13-train-2048-1-pp4-2.json").unwrap();
+        assert_eq!(
+            (
+                dashed.model.as_str(),
+                dashed.mode.as_str(),
+                dashed.seqlen,
+                dashed.batch,
+                dashed.option.as_str()
+            ),
+            ("gpt-neo_13", "train", 2048, 1, "pp4-2")
+        );
+        assert_eq!(dashed.config_stem(), "gpt-neo_13-train-2048-1");
+        let err = write("bert_large-512-8.json").unwrap_err().to_string();
+        assert!(err.contains("bert_large-512-8.json") && err.contains("mode"), "{err}");
+    }
+
     #[test]
     fn other_element_wise_functions_are_priced() {
         let sub = per_op_work("sub", &[4.0, 1024.0]).unwrap();
