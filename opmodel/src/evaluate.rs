@@ -120,6 +120,8 @@ fn per_op(
             .to_string();
         let mut pairs = Vec::new();
         let mut kept = Vec::new();
+        // Rows of GPUs without a spec sheet, counted per GPU: one note each.
+        let mut unpriced: BTreeMap<&str, usize> = BTreeMap::new();
         for (i, row) in rows.iter().enumerate() {
             if !wanted(&row.gpu) {
                 continue;
@@ -130,10 +132,13 @@ fn per_op(
                     pairs.push((work, spec));
                     kept.push(i);
                 }
-                None => ev
-                    .notes
-                    .push(format!("{name} line {}: no spec sheet for GPU {}", i + 2, row.gpu)),
+                None => *unpriced.entry(row.gpu.as_str()).or_default() += 1,
             }
+        }
+        for (gpu, n) in unpriced {
+            ev.notes.push(format!(
+                "{name}: {n} row(s) not predicted: no spec sheet or hardware profile for GPU {gpu}"
+            ));
         }
         let predicted = model.predict_us(&pairs, Timing::Workload)?;
         ev.ops_predicted += predicted.len();
