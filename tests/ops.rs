@@ -11,6 +11,13 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+/// `tracecast ops bench --train TRAIN --eval EVAL --out OUT`, then `more`.
+fn ops_bench(train: &Path, eval: &Path, out: &Path, more: &[&str]) -> std::process::Output {
+    let mut args = vec!["ops", "bench", "--train", s(train), "--eval", s(eval), "--out", s(out)];
+    args.extend_from_slice(more);
+    tracecast(&args)
+}
+
 /// Leave one GPU out on the real data: the T4's labels and per-op rows are
 /// predicted from its spec sheet by a model that never saw a T4.
 #[test]
@@ -18,22 +25,19 @@ fn bench_holds_a_gpu_out_and_predicts_it_from_its_spec_sheet() {
     let Some(public) = shared("public") else { return };
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let run = tracecast(&[
-        "ops",
-        "bench",
-        "--train",
-        s(&public),
-        "--eval",
-        s(&public),
-        "--out",
-        s(&out),
-        "--holdout",
-        "Tesla_T4,T4CPUALL",
-        "--only",
-        "Tesla_T4,T4CPUALL",
-        "--num-iterations",
-        "120",
-    ]);
+    let run = ops_bench(
+        &public,
+        &public,
+        &out,
+        &[
+            "--holdout",
+            "Tesla_T4,T4CPUALL",
+            "--only",
+            "Tesla_T4,T4CPUALL",
+            "--num-iterations",
+            "120",
+        ],
+    );
     let (stdout, stderr) = text(&run);
     assert!(run.status.success(), "{stdout}\n{stderr}");
     let e2e = std::fs::read_to_string(out.join("neusight_e2e.csv")).unwrap();
@@ -805,18 +809,7 @@ fn bench_prices_other_element_wise_operators_and_names_an_unreadable_file() {
     )
     .unwrap();
     let out = dir.path().join("out");
-    let run = tracecast(&[
-        "ops",
-        "bench",
-        "--train",
-        s(&public),
-        "--eval",
-        s(&eval),
-        "--out",
-        s(&out),
-        "--num-iterations",
-        "20",
-    ]);
+    let run = ops_bench(&public, &eval, &out, &["--num-iterations", "20"]);
     let (stdout, stderr) = text(&run);
     assert!(run.status.success(), "{stdout}\n{stderr}");
     assert!(
