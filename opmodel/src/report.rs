@@ -107,40 +107,19 @@ pub fn markdown(scored: &[Scored], published: &[&Path]) -> String {
         return md;
     }
     // Per-op: MAPE by op kind x GPU.
-    let perop: Vec<&&Scored> = measured.iter().filter(|s| s.set == "perop").collect();
+    let perop: Vec<&Scored> = measured.iter().filter(|s| s.set == "perop").copied().collect();
     if !perop.is_empty() {
         let ns = neusight_perop(published);
-        let gpus: Vec<String> = unique(perop.iter().map(|s| s.gpu.clone()));
-        let mut cells: BTreeMap<(String, String), Mean> = BTreeMap::new();
-        for s in &perop {
-            let e = ape(s.predicted_ms, s.measured_ms.unwrap_or(1.0));
-            cells.entry((s.group.clone(), s.gpu.clone())).or_default().add(e);
-            cells.entry((s.group.clone(), "all".into())).or_default().add(e);
-        }
+        let grid = MapeGrid::of(&perop);
         let _ = writeln!(md, "### Per-operator error (MAPE %, rows)\n");
-        let _ = writeln!(md, "| op | {} | all | NeuSight OOD |", gpus.join(" | "));
-        let _ = writeln!(md, "|---|{}---|---|", "---|".repeat(gpus.len()));
-        for kind in unique(perop.iter().map(|s| s.group.clone())) {
-            let row: Vec<String> = gpus
-                .iter()
-                .map(|g| {
-                    cells
-                        .get(&(kind.clone(), g.clone()))
-                        .copied()
-                        .unwrap_or_default()
-                        .cell()
-                })
-                .collect();
+        let _ = writeln!(md, "| op | {} | all | NeuSight OOD |", grid.gpus.join(" | "));
+        let _ = writeln!(md, "|---|{}---|---|", "---|".repeat(grid.gpus.len()));
+        for kind in &grid.groups {
             let _ = writeln!(
                 md,
-                "| {kind} | {} | {} | {} |",
-                row.join(" | "),
-                cells
-                    .get(&(kind.clone(), "all".into()))
-                    .copied()
-                    .unwrap_or_default()
-                    .cell(),
-                ns.get(&kind).map_or("-".into(), |v| format!("{v:.1}"))
+                "| {kind} | {} | {} |",
+                grid.row(kind).join(" | "),
+                ns.get(kind).map_or("-".into(), |v| format!("{v:.1}"))
             );
         }
         md.push('\n');
@@ -216,36 +195,59 @@ pub fn markdown(scored: &[Scored], published: &[&Path]) -> String {
 /// labels only: which model families a GPU's error comes from.
 fn by_model(e2e: &[&&Scored]) -> String {
     let mut md = String::new();
-    let plain: Vec<&&&Scored> = e2e.iter().filter(|s| s.option.is_empty()).collect();
+    let plain: Vec<&Scored> = e2e.iter().filter(|s| s.option.is_empty()).map(|s| **s).collect();
     if plain.is_empty() {
         return md;
     }
-    let gpus = unique(plain.iter().map(|s| s.gpu.clone()));
-    let mut cells: BTreeMap<(String, String), Mean> = BTreeMap::new();
-    for s in &plain {
-        let e = ape(s.predicted_ms, s.measured_ms.unwrap_or(1.0));
-        cells.entry((s.group.clone(), s.gpu.clone())).or_default().add(e);
-        cells.entry((s.group.clone(), "all".into())).or_default().add(e);
-    }
+    let grid = MapeGrid::of(&plain);
     let _ = writeln!(md, "### End-to-end error by model (MAPE %, labels without an option)\n");
-    let _ = writeln!(md, "| mode, model | {} | all |", gpus.join(" | "));
-    let _ = writeln!(md, "|---|{}---|", "---|".repeat(gpus.len()));
-    for group in unique(plain.iter().map(|s| s.group.clone())) {
-        let row: Vec<String> = gpus
+    let _ = writeln!(md, "| mode, model | {} | all |", grid.gpus.join(" | "));
+    let _ = writeln!(md, "|---|{}---|", "---|".repeat(grid.gpus.len()));
+    for group in &grid.groups {
+        let _ = writeln!(md, "| {group} | {} |", grid.row(group).join(" | "));
+    }
+    md.push('\n');
+    md
+}
+
+/// Mean absolute percentage error of scored rows by group (rows) and GPU
+/// (columns), with an `all` column over every GPU.
+struct MapeGrid {
+    gpus: Vec<String>,
+    groups: Vec<String>,
+    cells: BTreeMap<(String, String), Mean>,
+}
+
+impl MapeGrid {
+    fn of(scored: &[&Scored]) -> MapeGrid {
+        let mut cells: BTreeMap<(String, String), Mean> = BTreeMap::new();
+        for s in scored {
+            let e = ape(s.predicted_ms, s.measured_ms.unwrap_or(1.0));
+            cells.entry((s.group.clone(), s.gpu.clone())).or_default().add(e);
+            cells.entry((s.group.clone(), "all".into())).or_default().add(e);
+        }
+        MapeGrid {
+            gpus: unique(scored.iter().map(|s| s.gpu.clone())),
+            groups: unique(scored.iter().map(|s| s.group.clone())),
+            cells,
+        }
+    }
+
+    /// A group's cells, one per GPU, then `all`.
+    fn row(&self, group: &str) -> Vec<String> {
+        self.gpus
             .iter()
-            .chain(std::iter::once(&"all".to_string()))
+            .map(String::as_str)
+            .chain(["all"])
             .map(|g| {
-                cells
-                    .get(&(group.clone(), g.clone()))
+                self.cells
+                    .get(&(group.to_string(), g.to_string()))
                     .copied()
                     .unwrap_or_default()
                     .cell()
             })
-            .collect();
-        let _ = writeln!(md, "| {group} | {} |", row.join(" | "));
+            .collect()
     }
-    md.push('\n');
-    md
 }
 
 /// Kinds and passes under this share of a GPU and mode's measured time are
