@@ -750,20 +750,7 @@ fn bench_prices_sixteen_bit_operators_on_tensor_cores() {
     let (train, eval) = (measured.join("h100-sxm5"), measured.join("h100-bf16"));
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    let run = tracecast(&[
-        "ops",
-        "bench",
-        "--train",
-        s(&train),
-        "--eval",
-        s(&eval),
-        "--out",
-        s(&out),
-        "--precision",
-        "bf16",
-        "--num-iterations",
-        "120",
-    ]);
+    let run = ops_bench(&train, &eval, &out, &["--precision", "bf16", "--num-iterations", "120"]);
     let (stdout, stderr) = text(&run);
     assert!(run.status.success(), "{stdout}\n{stderr}");
     assert!(stderr.contains("16-bit per-op rows only"), "{stderr}");

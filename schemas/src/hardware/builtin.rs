@@ -76,26 +76,4 @@ mod tests {
         assert!(catalog.resolve("Tesla V100-DGXS-32GB").is_some());
         assert!(catalog.resolve("NVIDIA A100-PG509-200").is_some());
     }
-
-    /// NVIDIA's bfloat16 tensor cores came with compute capability 8.0
-    /// (Ampere): a profile from there on that gives a float16 tensor rate
-    /// gives the bfloat16 one too, or `--precision bf16` would say PyTorch
-    /// emulates it there; one before it gives none.
-    #[test]
-    fn nvidia_profiles_give_a_bfloat16_rate_from_ampere_on_only() {
-        let catalog = builtin_catalog().unwrap();
-        for (_, profile) in catalog.profiles() {
-            if profile.vendor != crate::hardware::Vendor::Nvidia || profile.compute.peak_fp16_tflops.is_none() {
-                continue;
-            }
-            let ampere_or_later = profile.compute_capability_pair().is_some_and(|cc| cc >= (8, 0));
-            assert_eq!(
-                profile.peak_bf16_flops().is_some(),
-                ampere_or_later,
-                "{}: compute capability {:?}",
-                profile.name,
-                profile.compute_capability
-            );
-        }
-    }
 }
