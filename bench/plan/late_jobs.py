@@ -28,8 +28,9 @@ def ran_and_missed(plan_dir):
     return rows, missed
 
 
-def late(plan_dir):
-    rows, missed = ran_and_missed(plan_dir)
+def late(plan_dir, read=None):
+    """The summary of one plan; `read` is its `ran_and_missed`, where already read."""
+    rows, missed = read or ran_and_missed(plan_dir)
     jct = {r["job_id"]: (float(r["release_s"]) - float(r["submit_s"])) / 3600 for r in rows}
     total = sum(jct.values())
     late_total = sum(jct[j] for j in missed)
@@ -47,8 +48,9 @@ def against_elasticflow(plan_dir, ef_dir, trace_csv):
     """`late(plan_dir)`, plus ElasticFlow's fate for the same late jobs."""
     from ef_metrics import outcome, read_csv
 
-    out = late(plan_dir)
-    missed = ran_and_missed(plan_dir)[1]
+    read = ran_and_missed(plan_dir)
+    out = late(plan_dir, read)
+    missed = read[1]
     deadline = {r["job_id"]: float(r["deadline"]) for r in read_csv(trace_csv)}
     ends = outcome("elasticflow", ef_dir)[0]
     ran = [j for j in missed if j in ends]
