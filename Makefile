@@ -6,7 +6,7 @@ TRACECAST := target/release/tracecast
 DEMO      := demo-out
 SUDO      ?= $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all build test fuzz lint demo deps pydeps bench public-sweep default-model op-model clean-demo
+.PHONY: all build test fuzz lint lint-tools demo deps pydeps bench public-sweep default-model op-model clean-demo
 
 PY_VENV := bench/.venv
 
@@ -59,9 +59,21 @@ build: deps
 	@echo "== building tracecast (release; the first build compiles DataFusion and takes a while)"
 	$(CARGO) build --release --locked -p tracecast
 
-test: deps pydeps
-	@echo "== running the test suite (release profile, shared with the build)"
-	$(CARGO) test --release --locked --workspace --no-fail-fast
+# `make test LINT=1` (what CI runs) also lints while the tests compile:
+# rustfmt's check first, then clippy runs inside the test build on the
+# workspace's own crates, warnings as errors. `make lint` runs clippy in
+# check mode instead, which checks every dependency again (minutes from a
+# clean tree), so CI does not use it.
+ifeq ($(LINT),1)
+TEST_LINT_ENV := RUSTC_WORKSPACE_WRAPPER=$(CURDIR)/.ci/clippy-deny-warnings
+TEST_PREREQS := lint-tools
+TEST_WHAT := , clippy linting the workspace's crates as they compile, warnings as errors
+endif
+
+test: deps pydeps $(TEST_PREREQS)
+	@if [ "$(LINT)" = 1 ]; then echo "== rustfmt --check"; $(CARGO) fmt --all -- --check; fi
+	@echo "== running the test suite (release profile, shared with the build$(TEST_WHAT))"
+	$(TEST_LINT_ENV) $(CARGO) test --release --locked --workspace --no-fail-fast
 	@echo "== the collector's Python tests (no GPU needed)"
 	$(PY_VENV)/bin/python -m pytest -q python/tests bench/test_collect_corpus.py
 
@@ -184,9 +196,16 @@ bench: build
 	bench/train.sh
 	bench/plan/run.sh
 
-# Clippy over every crate and target, warnings as errors (the lints are in
-# Cargo.toml's [workspace.lints]). Reuses the release build's dependencies.
-lint: deps
+lint-tools:
 	@$(CARGO) clippy --version >/dev/null 2>&1 || { echo "== installing clippy (rustup component add clippy)"; rustup component add clippy; }
+	@$(CARGO) fmt --version >/dev/null 2>&1 || { echo "== installing rustfmt (rustup component add rustfmt)"; rustup component add rustfmt; }
+
+# rustfmt's check, then clippy over every crate and target, warnings as
+# errors (the lints are in Cargo.toml's [workspace.lints]). Clippy runs in
+# check mode: fast while developing, but from a clean tree it checks every
+# dependency again; CI lints inside its test build instead (LINT=1 above).
+lint: deps lint-tools
+	@echo "== rustfmt --check"
+	$(CARGO) fmt --all -- --check
 	@echo "== clippy, warnings as errors"
 	$(CARGO) clippy --release --locked --workspace --all-targets -- -D warnings
