@@ -7,21 +7,25 @@
 # the mean over NeuSight's plain rows, the Hopper rows, the per-op MAPE of
 # each op kind over all GPUs, and the ETS files' mean error.
 #
-#   bench/sweep_seeds.sh [--bin BINARY] [--seeds "1 2 3 4 5"] OUT
+#   bench/sweep_seeds.sh [--bin BINARY] [--seeds "1 2 3 4 5"] [--args "..."] OUT
 #
-# Compare two builds by running it once with each (--bin) on the same seeds.
+# Compare two builds by running it once with each (--bin) on the same seeds,
+# or two settings of one build (--args: more `ops sweep` options, e.g.
+# "--num-leaves 31").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=""
 SEEDS="1 2 3 4 5"
+ARGS=""
 while [ $# -gt 1 ]; do
   case $1 in
     --bin) BIN=$2; shift 2 ;;
     --seeds) SEEDS=$2; shift 2 ;;
+    --args) ARGS=$2; shift 2 ;;
     *) break ;;
   esac
 done
-[ $# -eq 1 ] || { sed -n 2,13p "$0"; exit 2; }
+[ $# -eq 1 ] || { sed -n 2,16p "$0"; exit 2; }
 OUT=$1
 [ -d ../shared/public/neusight ] || { echo "missing ../shared/public" >&2; exit 1; }
 if [ -z "$BIN" ]; then make -s build; BIN=$PWD/target/release/tracecast; fi
@@ -29,7 +33,7 @@ mkdir -p "$OUT"
 for seed in $SEEDS; do
   echo "== seed $seed"
   "$BIN" -q ops sweep --public ../shared/public --extra bench/measured/h100-sxm5 \
-    --extra bench/measured/h200 --seed "$seed" --out "$OUT/seed-$seed" > /dev/null
+    --extra bench/measured/h200 --seed "$seed" $ARGS --out "$OUT/seed-$seed" > /dev/null
 done
 python3 - "$OUT" $SEEDS <<'PY'
 import re, sys
