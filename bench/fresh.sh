@@ -7,8 +7,8 @@
 # build outputs, no .tools, no bench/.venv), then times `make demo` and,
 # after it, `make test` there, each as a whole command (GNU time: wall
 # seconds, peak RSS); with --ci, `.ci/run` from the clean clone (the test
-# build with its lints, then the tests). ../shared is reached from the clone through a link
-# WORKDIR/shared, so the real-trace tests run as in CI.
+# build with its lints, then the tests). ../shared is reached from the
+# clone through a link WORKDIR/shared, so the real-trace tests run as in CI.
 # What a truly fresh machine adds and this does not measure: downloading
 # the crates (~/.cargo/registry is reused) and installing Debian packages
 # that are already here (clang, libclang-dev).
