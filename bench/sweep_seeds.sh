@@ -56,9 +56,10 @@ for seed in seeds:
     text = open(f"{out}/seed-{seed}/sweep.md").read()
     # Leave one GPU out only: the leave-one-model-out tables come after it.
     logo = text.split("Leave one model out", 1)[0]
-    _, rows = section(logo, "### End-to-end error (MAPE %, labels)")
+    head, rows = section(logo, "### End-to-end error (MAPE %, labels)")
+    gpu, mode, ours = head.index("GPU"), head.index("mode"), head.index("tracecast")
     for r in rows:
-        e2e.setdefault((r[0], r[1]), {})[seed] = value(r[3])
+        e2e.setdefault((r[gpu], r[mode]), {})[seed] = value(r[ours])
     head, rows = section(logo, "### Per-operator error (MAPE %, rows)")
     for r in rows:
         perop.setdefault(r[0], {})[seed] = value(r[head.index("all")])

@@ -275,18 +275,18 @@ mod tests {
         let calibration = EtsCalibration {
             host_us: [((152, 1), 200.0), ((181, 1), 50.0)].into_iter().collect(),
             phase_host_us: [(2, 100.0)].into_iter().collect(),
-            kernel_ratio: [(("T4CPUALL".to_string(), relu_forward), 0.5)].into_iter().collect(),
+            kernel_ratio: [(("NVIDIA T4".to_string(), relu_forward), 0.5)].into_iter().collect(),
             pooled_kernel_ratio: [(relu_forward, 2.0)].into_iter().collect(),
         };
         let relus = vec![row(152, 1); 10];
         // 10 µs kernels (5 µs at this GPU's ratio) issued every 200 µs:
         // the host's pace, to where it would issue the optimizer's.
-        assert_eq!(calibration.file_us("T4CPUALL", &relus, &[10.0; 10]), 10.0 * 200.0);
+        assert_eq!(calibration.file_us("NVIDIA T4", &relus, &[10.0; 10]), 10.0 * 200.0);
         // 1000 µs kernels (500 at the ratio): the GPU's pace, and the
         // optimizer waits for the host only after the last one.
-        assert_eq!(calibration.file_us("T4CPUALL", &relus, &[1000.0; 10]), 10.0 * 500.0);
+        assert_eq!(calibration.file_us("NVIDIA T4", &relus, &[1000.0; 10]), 10.0 * 500.0);
         // Another GPU: the pooled ratio.
-        assert_eq!(calibration.file_us("P4CPUALL", &relus, &[1000.0; 10]), 10.0 * 2000.0);
+        assert_eq!(calibration.file_us("Tesla P4", &relus, &[1000.0; 10]), 10.0 * 2000.0);
         // The loss: the host waits for the GPU, then 50 µs to the backward
         // row (an operator the training lacks: its phase's 100 µs), which
         // unrecorded kernels (3000 µs at the forward ratio) precede.
@@ -297,7 +297,7 @@ mod tests {
         // relu 0..500; loss issued at 200, runs 500..600; host waits to 600,
         // +50: backward issued at 650, after the unrecorded 3000 µs
         // (650..3650), runs 3650..3750; the optimizer's issue at 750.
-        assert_eq!(calibration.file_us("T4CPUALL", &rows, &us), 3750.0);
+        assert_eq!(calibration.file_us("NVIDIA T4", &rows, &us), 3750.0);
     }
 
     /// A prediction never reads the file's timing: the same rows with
@@ -347,8 +347,8 @@ mod tests {
         };
         let model_us = vec![100.0; timed.rows.len()];
         assert_eq!(
-            calibration.file_us("T4CPUALL", &timed.rows, &model_us),
-            calibration.file_us("T4CPUALL", &zeroed.rows, &model_us)
+            calibration.file_us("NVIDIA T4", &timed.rows, &model_us),
+            calibration.file_us("NVIDIA T4", &zeroed.rows, &model_us)
         );
         assert_eq!(timed.rows.len(), zeroed.rows.len());
     }

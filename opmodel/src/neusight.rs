@@ -265,9 +265,6 @@ mod tests {
     use super::*;
     use crate::work::OpKind;
 
-    /// Element-wise functions NeuSight's files do not hold yet are priced as
-    /// element-wise work over (B, H), binary ones with two tensors in; an
-    /// unknown layout still has no work.
     /// Label names split at their mode, so a model or an option may hold dashes.
     #[test]
     fn label_names_split_at_their_mode() {
@@ -298,6 +295,9 @@ mod tests {
         assert!(err.contains("bert_large-512-8.json") && err.contains("mode"), "{err}");
     }
 
+    /// Element-wise functions NeuSight's files do not hold yet are priced as
+    /// element-wise work over (B, H), binary ones with two tensors in; an
+    /// unknown layout still has no work.
     #[test]
     fn other_element_wise_functions_are_priced() {
         let sub = per_op_work("sub", &[4.0, 1024.0]).unwrap();
