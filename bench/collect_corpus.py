@@ -83,6 +83,9 @@ ZOO: tuple[ModelSpec, ...] = (
 )
 
 
+ZOO_ORDER = {m.name: i for i, m in enumerate(ZOO)}
+
+
 @dataclass(frozen=True)
 class Config:
     model: ModelSpec
@@ -105,9 +108,14 @@ def enumerate_configs(
     precisions: Optional[list[str]] = None,
     max_batch: Optional[int] = None,
     quick: bool = False,
+    breadth: bool = False,
 ) -> list[Config]:
     """Every (model, batch size, precision) to collect, smallest batch first so
-    an OOM at one size means the larger ones of that model can be skipped."""
+    an OOM at one size means the larger ones of that model can be skipped.
+
+    `breadth` orders them in rounds across the whole zoo instead (see
+    BREADTH_ROUNDS), so that a run cut short by its time budget still holds
+    every model at two batch sizes in both precisions."""
     zoo = list(zoo)
     known = {m.name for m in zoo}
     if models:
@@ -129,7 +137,23 @@ def enumerate_configs(
         for p in precisions:
             for b in sizes:
                 out.append(Config(m, b, p))
+    if breadth:
+        out.sort(key=_breadth_rank)
     return out
+
+
+# (precision, index into a model's sorted batch sizes): each round covers
+# every model before the next starts. The second and third sizes come first:
+# a doubling of the batch on every model, cheaper than the largest sizes.
+BREADTH_ROUNDS = (("fp32", 1), ("fp32", 2), ("bf16", 1), ("bf16", 2), ("fp32", 0), ("bf16", 0),
+                  ("fp32", 3), ("bf16", 3), ("fp32", 4), ("bf16", 4))
+
+
+def _breadth_rank(cfg: Config) -> tuple[int, int]:
+    sizes = sorted(cfg.model.batch_sizes)
+    key = (cfg.precision, sizes.index(cfg.batch_size))
+    round_ = BREADTH_ROUNDS.index(key) if key in BREADTH_ROUNDS else len(BREADTH_ROUNDS)
+    return round_, ZOO_ORDER.get(cfg.model.name, len(ZOO_ORDER))
 
 
 def gpu_dir_name(gpu_name: str) -> str:
@@ -204,7 +228,10 @@ def build_model(spec: ModelSpec):
         return tf.GPT2LMHeadModel(tf.GPT2Config(n_embd=1024, n_layer=24, n_head=16))
     if name == "t5_small":
         return tf.T5ForConditionalGeneration(
-            tf.T5Config(d_model=512, d_ff=2048, num_layers=6, num_decoder_layers=6, num_heads=8, d_kv=64))
+            # Without pretrained weights the config has no special tokens, and
+            # shifting the labels into decoder inputs needs them.
+            tf.T5Config(d_model=512, d_ff=2048, num_layers=6, num_decoder_layers=6, num_heads=8, d_kv=64,
+                        decoder_start_token_id=0, pad_token_id=0, eos_token_id=1))
     if name == "llama_small":
         return tf.LlamaForCausalLM(tf.LlamaConfig(
             hidden_size=1024, intermediate_size=2816, num_hidden_layers=8, num_attention_heads=16,
@@ -267,11 +294,16 @@ def run(args) -> int:
     out_dir.mkdir(parents=True, exist_ok=True)
     skipped_log = out_dir / "skipped.jsonl"
     configs = enumerate_configs(models=_split(args.models), precisions=_split(args.precisions),
-                                max_batch=args.max_batch, quick=args.quick)
+                                max_batch=args.max_batch, quick=args.quick, breadth=args.breadth)
     schedule = Schedule(wait=1, warmup=1, active=args.profiled_steps)
     oom_at: dict[tuple[str, str], int] = {}
     done = 0
-    for cfg in configs:
+    started = time.time()
+    for n, cfg in enumerate(configs):
+        stop = _stop_reason(args, started, out_dir)
+        if stop:
+            print(f"stopping before {len(configs) - n} configurations: {stop}")
+            break
         key = (cfg.model.name, cfg.precision)
         if key in oom_at and cfg.batch_size > oom_at[key]:
             _note_skip(skipped_log, cfg, f"larger than batch {oom_at[key]}, which ran out of memory")
@@ -298,16 +330,37 @@ def run(args) -> int:
             oom_at[key] = cfg.batch_size
             _note_skip(skipped_log, cfg, "CUDA out of memory")
             print(f"- {cfg.stem}: out of memory, skipped")
+        except Exception as e:  # one configuration that cannot run must not end the run
+            # The exception's type and first line only: a message never carries the environment.
+            reason = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:300]
+            _note_skip(skipped_log, cfg, reason)
+            print(f"- {cfg.stem}: failed ({reason}), skipped")
         finally:
             # The step closure holds the model and its inputs: drop both before freeing the cache.
             model = step = None
             torch.cuda.empty_cache()
     print(f"collected {done} of {len(configs)} configurations into {out_dir}")
     if args.pack:
-        shards = pack_shards(out_dir, Path(args.out) / "shards", args.shard_max_files, args.shard_max_mib << 20)
+        shard_dir = Path(args.shard_dir) if args.shard_dir else Path(args.out) / "shards"
+        shards = pack_shards(out_dir, shard_dir, args.shard_max_files, args.shard_max_mib << 20)
         for s in shards:
             print(f"shard {s} ({s.stat().st_size >> 20} MiB)")
     return 0
+
+
+def collected_bytes(gpu_dir: Path) -> int:
+    """Bytes of the traces and manifests collected so far (what the shards will carry)."""
+    return sum(p.stat().st_size for p in gpu_dir.iterdir()
+               if p.name.endswith(TRACE_SUFFIX) or p.name.endswith(MANIFEST_SUFFIX))
+
+
+def _stop_reason(args, started: float, gpu_dir: Path) -> Optional[str]:
+    """Why no further configuration starts: the time budget or the size cap."""
+    if args.budget_s is not None and time.time() - started > args.budget_s:
+        return f"the time budget of {args.budget_s} s is spent"
+    if args.max_total_mib is not None and collected_bytes(gpu_dir) > args.max_total_mib << 20:
+        return f"the collected files passed {args.max_total_mib} MiB"
+    return None
 
 
 def _note_skip(path: Path, cfg: Config, reason: str) -> None:
@@ -323,6 +376,11 @@ def parse_args(argv=None):
     p.add_argument("--precisions", help="comma-separated subset of fp32,bf16")
     p.add_argument("--max-batch", type=int, help="skip batch sizes above this")
     p.add_argument("--quick", action="store_true", help="only the smallest and largest batch size per model")
+    p.add_argument("--breadth", action="store_true",
+                   help="collect in rounds across the zoo (every model at two batch sizes in fp32, then bf16, ...) "
+                        "so that a run stopped by --budget-s or --max-total-mib still covers every model")
+    p.add_argument("--budget-s", type=int, help="start no configuration after this many seconds (then pack)")
+    p.add_argument("--max-total-mib", type=int, help="start no configuration once the collected files pass this size")
     p.add_argument("--timed-steps", type=int, default=30, help="un-profiled steps timed with CUDA events")
     p.add_argument("--warmup-steps", type=int, default=5, help="steps run before timing")
     p.add_argument("--profiled-steps", type=int, default=1, help="active profiler steps per trace (1-2 keeps traces small)")
@@ -330,6 +388,7 @@ def parse_args(argv=None):
     p.add_argument("--pack", action="store_true", help="pack the GPU folder into tar.gz shards afterwards")
     p.add_argument("--shard-max-files", type=int, default=8)
     p.add_argument("--shard-max-mib", type=int, default=60)
+    p.add_argument("--shard-dir", help="where --pack writes the shards (default: <out>/shards)")
     p.add_argument("--list", action="store_true", help="print the configurations and exit (no torch needed)")
     return p.parse_args(argv)
 
@@ -338,7 +397,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.list:
         configs = enumerate_configs(models=_split(args.models), precisions=_split(args.precisions),
-                                    max_batch=args.max_batch, quick=args.quick)
+                                    max_batch=args.max_batch, quick=args.quick, breadth=args.breadth)
         for c in configs:
             print(c.stem)
         print(f"{len(configs)} configurations", file=sys.stderr)

@@ -91,3 +91,30 @@ def test_help_and_list_run_without_torch():
                          capture_output=True, text=True)
     assert out.returncode == 0
     assert out.stdout.split() == [f"vit_b_16__bs{b}__fp32" for b in (8, 16, 32, 64, 128)]
+
+
+def test_breadth_order_covers_every_model_twice_per_precision_first():
+    configs = cc.enumerate_configs(breadth=True)
+    assert sorted(c.stem for c in configs) == sorted(c.stem for c in cc.enumerate_configs())
+    n = len(cc.ZOO)
+    first = configs[: 4 * n]
+    for p in cc.PRECISIONS:
+        per_model = {m.name: sorted(c.batch_size for c in first if c.model.name == m.name and c.precision == p)
+                     for m in cc.ZOO}
+        for m in cc.ZOO:
+            sizes = sorted(m.batch_sizes)
+            assert per_model[m.name] == [sizes[1], sizes[2]], (m.name, p)
+    assert [c.precision for c in configs[:2 * n]] == ["fp32"] * (2 * n), "float32 rounds come first"
+
+
+def test_stop_reasons(tmp_path):
+    import time
+
+    args = cc.parse_args(["--budget-s", "10", "--max-total-mib", "1"])
+    assert cc._stop_reason(args, time.time(), tmp_path) is None
+    assert "time budget" in cc._stop_reason(args, time.time() - 11, tmp_path)
+    (tmp_path / f"m__bs8__fp32{cc.TRACE_SUFFIX}").write_bytes(b"x" * (2 << 20))
+    (tmp_path / "skipped.jsonl").write_bytes(b"x" * (4 << 20))
+    assert cc.collected_bytes(tmp_path) == 2 << 20, "only traces and manifests count"
+    assert "1 MiB" in cc._stop_reason(args, time.time(), tmp_path)
+    assert cc._stop_reason(cc.parse_args([]), 0.0, tmp_path) is None, "no limits given, no stop"

@@ -743,8 +743,11 @@ fn h100_traces_price_as_recorded_and_move_physically() {
     };
     let (recorded, gpu) = one_gpu_ms("same", &[]);
     assert_eq!(gpu, "NVIDIA H100 80GB HBM3");
-    // Its steps' median: 44.7 ms (the CPU step where it outlasted the GPU work).
-    assert!((recorded - 44.66).abs() < 0.1, "{recorded}");
+    // Its steps' median: 38.5 ms, its kernels' time, which outlasted the
+    // CPU's step in two of its three steps (40.2 ms measured without the
+    // profiler). The first step's span also holds 164 kernels launched in
+    // the profiler's warm-up; they are not its work.
+    assert!((recorded - 38.50).abs() < 0.1, "{recorded}");
     let (v100, _) = one_gpu_ms("v100", &["--gpu", "v100-sxm2-32gb"]);
     assert!(v100 > recorded * 1.2, "V100 {v100} ms vs H100 {recorded} ms");
     let (double, _) = one_gpu_ms("b64", &["--batch-size", "64"]);

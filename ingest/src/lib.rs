@@ -64,7 +64,7 @@ pub fn read_traces(
 fn with_trace(bytes: &[u8], f: impl FnOnce(Result<&model::Trace, String>)) {
     let plain = match source::decompress(bytes) {
         Ok(p) => p,
-        Err(e) => return f(Err(format!("gzip: {e}"))),
+        Err(e) => return f(Err(format!("decompressing: {e}"))),
     };
     match build::parse_and_build(&plain) {
         Ok(trace) => f(Ok(&trace)),

@@ -138,10 +138,18 @@ fn link_gpu_activity(trace: &mut Trace) {
         .collect();
     let launches = &trace.launches;
     let steps = &trace.steps;
+    // Correlation ids grow with each launch. A kernel whose id is below every
+    // recorded launch's was launched before recording began (in the
+    // profiler's warm-up, by the step before the first one traced): it ran
+    // inside the first step's span but is not that step's work.
+    let first_launch = launches.iter().filter_map(|l| l.correlation).min();
+    let launched_before_recording =
+        |correlation: Option<i64>| matches!((correlation, first_launch), (Some(c), Some(f)) if c < f);
     let resolve = |correlation: Option<i64>, start_ns: i64| {
         let launch = correlation.and_then(|c| by_correlation.get(&c).copied());
         let (op, step) = match launch {
             Some(l) => (launches[l].op, launches[l].step),
+            None if launched_before_recording(correlation) => (None, None),
             None => (None, step_at(steps, start_ns)),
         };
         (launch, op, step)

@@ -281,7 +281,7 @@ impl Context<'_> {
         let started = std::time::Instant::now();
         let plain = match source::decompress_owned(bytes) {
             Ok(p) => p,
-            Err(e) => return fail(member, hash, format!("gzip: {e}")),
+            Err(e) => return fail(member, hash, format!("decompressing: {e}")),
         };
         let decompressed = started.elapsed();
         let uncompressed = plain.len() as u64;

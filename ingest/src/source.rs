@@ -1,6 +1,6 @@
-//! Input files: directory walking, gzip and tar detection by content (never
-//! by name), and archive members streamed one at a time so memory stays
-//! bounded by the largest member, not the archive.
+//! Input files: directory walking, gzip, zstd and tar detection by content
+//! (never by name), and archive members streamed one at a time so memory
+//! stays bounded by the largest member, not the archive.
 
 use std::fs;
 use std::io::{self, Chain, Cursor, Read};
@@ -93,12 +93,43 @@ pub fn is_gzip(bytes: &[u8]) -> bool {
     bytes.starts_with(&[0x1f, 0x8b])
 }
 
+/// A zstd frame's magic number (RFC 8878), little-endian.
+pub fn is_zstd(bytes: &[u8]) -> bool {
+    bytes.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
+}
+
+/// The largest zstd window accepted: 2 GiB, zstd's own limit, so that
+/// traces compressed with `--long` (windows over the default 128 MiB) read.
+const ZSTD_WINDOW_LOG_MAX: u32 = 31;
+
+fn zstd_reader<'a, R: Read + 'a>(inner: R) -> io::Result<Box<dyn Read + 'a>> {
+    let mut decoder = zstd::stream::read::Decoder::new(inner)?;
+    decoder.window_log_max(ZSTD_WINDOW_LOG_MAX)?;
+    Ok(Box::new(decoder))
+}
+
+fn inflate_zstd(bytes: &[u8]) -> io::Result<Vec<u8>> {
+    // The frame header gives the size when the compressor knew it (zstd's CLI writes it).
+    let capacity = zstd::zstd_safe::get_frame_content_size(bytes)
+        .ok()
+        .flatten()
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|&n| n <= bytes.len().saturating_mul(256))
+        .unwrap_or_else(|| bytes.len().saturating_mul(12).min(1 << 30));
+    let mut out = Vec::with_capacity(capacity);
+    zstd_reader(bytes)?.read_to_end(&mut out)?;
+    Ok(out)
+}
+
 fn is_tar_header(block: &[u8]) -> bool {
     block.len() >= 262 && &block[257..262] == b"ustar"
 }
 
-/// The bytes of a trace, decompressed if they are gzip.
+/// The bytes of a trace, decompressed if they are gzip or zstd.
 pub fn decompress(bytes: &[u8]) -> io::Result<std::borrow::Cow<'_, [u8]>> {
+    if is_zstd(bytes) {
+        return Ok(std::borrow::Cow::Owned(inflate_zstd(bytes)?));
+    }
     if !is_gzip(bytes) {
         return Ok(std::borrow::Cow::Borrowed(bytes));
     }
@@ -134,9 +165,12 @@ impl std::ops::Deref for Text {
     }
 }
 
-/// [`decompress`] for bytes the caller gives up: gzip input is freed once
-/// inflated, and stored text is handed back without a copy.
+/// [`decompress`] for bytes the caller gives up: compressed input is freed
+/// once inflated, and stored text is handed back without a copy.
 pub fn decompress_owned(bytes: Vec<u8>) -> io::Result<Text> {
+    if is_zstd(&bytes) {
+        return Ok(Text::Inflated(inflate_zstd(&bytes)?));
+    }
     if !is_gzip(&bytes) {
         return Ok(Text::Stored(bytes));
     }
@@ -180,11 +214,13 @@ pub enum Contents<'a> {
 /// A tar archive read from the bytes already sniffed, then the rest of the file.
 pub type TarStream<'a> = tar::Archive<Chain<Cursor<Vec<u8>>, Box<dyn Read + 'a>>>;
 
-/// Looks at a file's first bytes (through gzip) to tell a tar archive
-/// from a single trace.
+/// Looks at a file's first bytes (through gzip or zstd) to tell a tar
+/// archive from a single trace.
 pub fn open(bytes: &[u8]) -> io::Result<Contents<'_>> {
     let mut reader: Box<dyn Read> = if is_gzip(bytes) {
         Box::new(MultiGzDecoder::new(bytes))
+    } else if is_zstd(bytes) {
+        zstd_reader(bytes)?
     } else {
         Box::new(bytes)
     };
@@ -311,5 +347,37 @@ mod tests {
             }
             Contents::Single => panic!("tarball not detected"),
         }
+    }
+
+    #[test]
+    fn zstd_traces_and_archives_read_like_gzip_ones() {
+        let text: Vec<u8> = (0..20_000u32)
+            .flat_map(|i| format!("{{\"ts\": {i}}},\n").into_bytes())
+            .collect();
+        let packed = zstd::stream::encode_all(&text[..], 3).unwrap();
+        assert!(is_zstd(&packed) && !is_gzip(&packed));
+        assert!(matches!(open(&packed).unwrap(), Contents::Single));
+        assert_eq!(decompress(&packed).unwrap().as_ref(), &text[..]);
+        assert_eq!(&*decompress_owned(packed.clone()).unwrap(), &text[..]);
+        let mut cut = packed;
+        cut.truncate(cut.len() / 2);
+        assert!(decompress_owned(cut).is_err(), "a cut-off zstd frame is an error");
+
+        let mut builder = tar::Builder::new(Vec::new());
+        let mut header = tar::Header::new_gnu();
+        header.set_size(2);
+        header.set_mode(0o644);
+        header.set_cksum();
+        builder.append_data(&mut header, "rank1.json", &b"{}"[..]).unwrap();
+        let tarball = zstd::stream::encode_all(&builder.into_inner().unwrap()[..], 3).unwrap();
+        let Contents::Archive(mut a) = open(&tarball).unwrap() else {
+            panic!("zstd tarball not detected")
+        };
+        let names: Vec<String> = a
+            .entries()
+            .unwrap()
+            .map(|e| e.unwrap().path().unwrap().display().to_string())
+            .collect();
+        assert_eq!(names, ["rank1.json"]);
     }
 }

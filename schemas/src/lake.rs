@@ -307,7 +307,7 @@ pub const LAUNCHES: TableDef = TableDef {
 
 pub const KERNELS: TableDef = TableDef {
     name: "kernels",
-    version: 1,
+    version: 2,
     doc: "GPU kernels. Launch configuration columns are null where the trace (e.g. AMD) does not record them.",
     columns: &[
         req("trace_id", Utf8, "", "The trace."),
@@ -341,7 +341,7 @@ pub const KERNELS: TableDef = TableDef {
             "step_id",
             Int64,
             "",
-            "Step of its launch; for kernels without a launch, the step whose span contains the kernel's start.",
+            "Step of its launch. For kernels without a launch: none if their correlation id is below every recorded launch's (launched before recording began, by the step before the first traced one; version 1 put them into the first step), else the step whose span contains the kernel's start.",
         ),
         opt("grid_x", Int64, "", "Grid dimension x."),
         opt("grid_y", Int64, "", "Grid dimension y."),
@@ -378,7 +378,7 @@ pub const KERNELS: TableDef = TableDef {
 
 pub const MEMCPY: TableDef = TableDef {
     name: "memcpy",
-    version: 1,
+    version: 2,
     doc: "GPU memory copies and sets (`gpu_memcpy`/`gpu_memset`, 2021 `Memcpy`/`Memset`).",
     columns: &[
         req("trace_id", Utf8, "", "The trace."),

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use tracecast_schemas::collector::{MANIFEST_FORMAT, MANIFEST_SUFFIX, MANIFEST_VERSION};
+use tracecast_schemas::collector::{MANIFEST_FORMAT, MANIFEST_SUFFIX, MANIFEST_VERSION, names_trace};
 
 use crate::TrainError;
 
@@ -83,8 +83,9 @@ impl Labels {
 }
 
 /// The label a tracecast collector manifest gives the trace beside it: the
-/// `*.manifest.json` in the trace's folder whose `trace_file` names it
-/// (`schemas/FORMATS.md` "Collector manifest"). None when there is none.
+/// `*.manifest.json` in the trace's folder whose `trace_file` names it, up
+/// to its compression (`schemas/FORMATS.md` "Collector manifest"). None
+/// when there is none.
 pub fn collector_label(trace: &Path) -> Result<Option<TraceLabel>, TrainError> {
     let (Some(dir), Some(name)) = (trace.parent(), trace.file_name().and_then(|n| n.to_str())) else {
         return Ok(None);
@@ -108,7 +109,8 @@ pub fn collector_label(trace: &Path) -> Result<Option<TraceLabel>, TrainError> {
         let Ok(manifest) = serde_json::from_str::<serde_json::Value>(&text) else {
             continue;
         };
-        if manifest["format"] != MANIFEST_FORMAT || manifest["trace_file"] != name {
+        let names_this = manifest["trace_file"].as_str().is_some_and(|f| names_trace(f, name));
+        if manifest["format"] != MANIFEST_FORMAT || !names_this {
             continue;
         }
         if manifest["format_version"] != MANIFEST_VERSION {
@@ -176,6 +178,10 @@ mod tests {
         .unwrap();
         let label = collector_label(&trace).unwrap().unwrap();
         assert_eq!((label.model.as_deref(), label.batch_size), (Some("resnet50"), Some(64)));
+        // The same trace recompressed keeps its manifest's label.
+        let recompressed = dir.path().join("resnet50__bs64__bf16.pt.trace.json.zst");
+        std::fs::write(&recompressed, b"").unwrap();
+        assert_eq!(collector_label(&recompressed).unwrap(), Some(label));
     }
 
     #[test]
