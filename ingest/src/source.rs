@@ -329,24 +329,29 @@ mod tests {
         assert!(matches!(open(b"{\"traceEvents\": []}").unwrap(), Contents::Single));
         assert!(matches!(open(&gz(b"{}")).unwrap(), Contents::Single));
         assert_eq!(decompress(&gz(b"abc")).unwrap().as_ref(), b"abc");
+        let tarball = gz(&one_member_tar("rank0.json"));
+        assert_eq!(member_names(open(&tarball).unwrap()), ["rank0.json"]);
+    }
+
+    /// A tar archive of one `{}` member.
+    fn one_member_tar(name: &str) -> Vec<u8> {
         let mut builder = tar::Builder::new(Vec::new());
         let mut header = tar::Header::new_gnu();
         header.set_size(2);
         header.set_mode(0o644);
         header.set_cksum();
-        builder.append_data(&mut header, "rank0.json", &b"{}"[..]).unwrap();
-        let tarball = gz(&builder.into_inner().unwrap());
-        match open(&tarball).unwrap() {
-            Contents::Archive(mut a) => {
-                let names: Vec<String> = a
-                    .entries()
-                    .unwrap()
-                    .map(|e| e.unwrap().path().unwrap().display().to_string())
-                    .collect();
-                assert_eq!(names, ["rank0.json"]);
-            }
-            Contents::Single => panic!("tarball not detected"),
-        }
+        builder.append_data(&mut header, name, &b"{}"[..]).unwrap();
+        builder.into_inner().unwrap()
+    }
+
+    fn member_names(contents: Contents<'_>) -> Vec<String> {
+        let Contents::Archive(mut a) = contents else {
+            panic!("tarball not detected")
+        };
+        a.entries()
+            .unwrap()
+            .map(|e| e.unwrap().path().unwrap().display().to_string())
+            .collect()
     }
 
     #[test]
@@ -363,21 +368,7 @@ mod tests {
         cut.truncate(cut.len() / 2);
         assert!(decompress_owned(cut).is_err(), "a cut-off zstd frame is an error");
 
-        let mut builder = tar::Builder::new(Vec::new());
-        let mut header = tar::Header::new_gnu();
-        header.set_size(2);
-        header.set_mode(0o644);
-        header.set_cksum();
-        builder.append_data(&mut header, "rank1.json", &b"{}"[..]).unwrap();
-        let tarball = zstd::stream::encode_all(&builder.into_inner().unwrap()[..], 3).unwrap();
-        let Contents::Archive(mut a) = open(&tarball).unwrap() else {
-            panic!("zstd tarball not detected")
-        };
-        let names: Vec<String> = a
-            .entries()
-            .unwrap()
-            .map(|e| e.unwrap().path().unwrap().display().to_string())
-            .collect();
-        assert_eq!(names, ["rank1.json"]);
+        let tarball = zstd::stream::encode_all(&one_member_tar("rank1.json")[..], 3).unwrap();
+        assert_eq!(member_names(open(&tarball).unwrap()), ["rank1.json"]);
     }
 }

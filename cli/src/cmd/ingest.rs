@@ -14,7 +14,7 @@ use crate::progress::Ui;
 ///
 /// PATHs are files or directories (searched recursively). Formats are told by
 /// content, not name: Kineto JSON of every era (object or bare list), PyTorch
-/// Execution Trace JSON, each plain or gzip, and .tar/.tar.gz archives of
+/// Execution Trace JSON, each plain, gzip or zstd, and .tar/.tar.gz archives of
 /// rank files.
 ///
 /// Re-running is safe: files already in the lake (same content hash) are

@@ -20,7 +20,7 @@ use crate::exit;
 #[derive(Args)]
 #[command(verbatim_doc_comment)]
 pub struct InspectArgs {
-    /// The trace file (.json, .json.gz, or a .tar.gz of ranks).
+    /// The trace file (.json, .json.gz, .json.zst, or a .tar.gz of ranks).
     file: PathBuf,
     /// Machine-readable output.
     #[arg(long)]

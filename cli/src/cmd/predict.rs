@@ -96,7 +96,7 @@ pub struct PredictArgs {
     /// kernels' time alone; data loading at the step's edges stays).
     #[arg(long, value_enum, default_value_t = IdleArg::Recorded)]
     idle: IdleArg,
-    /// One trace file (Kineto JSON, .gz, or a .tar.gz of ranks).
+    /// One trace file (Kineto JSON, .gz, .zst, or a .tar.gz of ranks).
     #[arg(long, group = "input")]
     trace: Option<PathBuf>,
     /// A lake: every trace in it.
