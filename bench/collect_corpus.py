@@ -83,9 +83,6 @@ ZOO: tuple[ModelSpec, ...] = (
 )
 
 
-ZOO_ORDER = {m.name: i for i, m in enumerate(ZOO)}
-
-
 @dataclass(frozen=True)
 class Config:
     model: ModelSpec
@@ -138,7 +135,8 @@ def enumerate_configs(
             for b in sizes:
                 out.append(Config(m, b, p))
     if breadth:
-        out.sort(key=_breadth_rank)
+        position = {m.name: i for i, m in enumerate(zoo)}
+        out.sort(key=lambda c: (_breadth_round(c), position[c.model.name]))
     return out
 
 
@@ -149,11 +147,10 @@ BREADTH_ROUNDS = (("fp32", 1), ("fp32", 2), ("bf16", 1), ("bf16", 2), ("fp32", 0
                   ("fp32", 3), ("bf16", 3), ("fp32", 4), ("bf16", 4))
 
 
-def _breadth_rank(cfg: Config) -> tuple[int, int]:
+def _breadth_round(cfg: Config) -> int:
     sizes = sorted(cfg.model.batch_sizes)
     key = (cfg.precision, sizes.index(cfg.batch_size))
-    round_ = BREADTH_ROUNDS.index(key) if key in BREADTH_ROUNDS else len(BREADTH_ROUNDS)
-    return round_, ZOO_ORDER.get(cfg.model.name, len(ZOO_ORDER))
+    return BREADTH_ROUNDS.index(key) if key in BREADTH_ROUNDS else len(BREADTH_ROUNDS)
 
 
 def gpu_dir_name(gpu_name: str) -> str:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import statistics
 import subprocess
 import sys
@@ -28,8 +27,12 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+# The collector's manifest reader, from this checkout when it is not installed.
 REPO = Path(__file__).resolve().parents[1]
-MANIFEST_SUFFIX = ".manifest.json"
+if str(REPO / "python" / "src") not in sys.path:
+    sys.path.insert(0, str(REPO / "python" / "src"))
+
+from tracecast_collector.manifest import MANIFEST_SUFFIX, ManifestError, read_manifest  # noqa: E402
 # A source trace that prices its own step within this (%) was not slowed by the profiler.
 FAITHFUL_PCT = 5.0
 
@@ -55,7 +58,10 @@ class WhatIf:
 def read_corpus(corpus: Path) -> list[Config]:
     configs = []
     for manifest_path in sorted(corpus.glob(f"*{MANIFEST_SUFFIX}")):
-        m = json.loads(manifest_path.read_text())
+        try:
+            m = read_manifest(manifest_path)
+        except ManifestError as e:
+            sys.exit(str(e))
         run = m["run"]
         recorded = m["trace_file"]
         # The corpus stores traces recompressed; the manifest names the file as collected.
@@ -64,7 +70,7 @@ def read_corpus(corpus: Path) -> list[Config]:
         trace = next((c for c in candidates if c.exists()), None)
         if trace is None:
             sys.exit(f"{manifest_path}: no trace file beside it (looked for {', '.join(c.name for c in candidates)})")
-        configs.append(Config(model=run["model_name"], family=run["extra"]["family"], precision=run["precision"],
+        configs.append(Config(model=run["model_name"], family=run["extra"].get("family", "unknown"), precision=run["precision"],
                               batch=int(run["batch_size"]), trace=trace,
                               measured_ms=float(m["step_time"]["median"])))
     if not configs:
