@@ -98,14 +98,27 @@ fn exponent_of(path: Tf32Path) -> f64 {
 }
 
 /// `work`'s time on `gpu` from `float32_us`, its float32 twin's price
-/// there: sped up, never below the work's own roofline.
+/// there: sped up, never below the work's own roofline. A 16-bit
+/// convolution that its bytes bound at the FP32 path's rate (a depthwise
+/// one) gains only their halving, which the twin's price already holds:
+/// cuDNN runs it on no tensor cores (bench/README.md, "Measured corpus":
+/// EfficientNet-B3's convolutions ran 1.5x faster in bfloat16 on an H100,
+/// ResNet-101's 6.5x).
+/// Matrix products gain more than that near the ridge (NeuSight's batched
+/// products of inner size 16-64 in bench/measured/h100-bf16), so the
+/// bound is the convolutions' alone.
 pub(crate) fn from_float32_price(work: &OpWork, gpu: &GpuSpec, float32_us: f64) -> f64 {
-    let share = if is_half(work) && matches!(work.kind, OpKind::Gemm | OpKind::Conv) {
-        HALF_ROOFLINE_SHARE
+    let half_matrix = is_half(work) && matches!(work.kind, OpKind::Gemm | OpKind::Conv);
+    let share = if half_matrix { HALF_ROOFLINE_SHARE } else { 1.0 };
+    let streaming = if half_matrix && work.kind == OpKind::Conv {
+        let (compute, memory) = gpu.compute_memory_us(&as_float32(work));
+        float32_us * memory / compute.max(memory).max(f64::MIN_POSITIVE)
     } else {
-        1.0
+        0.0
     };
-    (float32_us / speedup(work, gpu)).max(gpu.roofline_us(work) / share)
+    (float32_us / speedup(work, gpu))
+        .max(streaming)
+        .max(gpu.roofline_us(work) / share)
 }
 
 #[cfg(test)]
@@ -158,6 +171,16 @@ mod tests {
         let priced = from_float32_price(&product, &gpu, 1e-3);
         assert_eq!(priced, gpu.roofline_us(&product) / HALF_ROOFLINE_SHARE);
         assert_eq!(from_float32_price(&relu, &gpu, 1e-9), gpu.roofline_us(&relu));
+        // A convolution bound by its bytes (8 channels in and out): no
+        // faster than its twin, whose price already streams 16-bit bytes;
+        // a matrix product of that shape runs on tensor cores.
+        let mut thin = OpWork::linear(1.0, 65536.0, 8.0, 8.0).in_half();
+        assert!(from_float32_price(&thin, &gpu, 100.0) < 50.0);
+        thin.kind = OpKind::Conv;
+        assert_eq!(from_float32_price(&thin, &gpu, 100.0), 100.0);
+        // Bound by its arithmetic: the tensor cores' speed-up.
+        let priced = from_float32_price(&product, &gpu, 1e5);
+        assert!((priced - 1e5 / speedup(&product, &gpu)).abs() < 1e-6, "{priced}");
     }
 
     /// On GPUs whose 16-bit tensor cores are twice their TF32 ones, 16-bit

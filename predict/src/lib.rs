@@ -3,6 +3,7 @@
 //! another batch size, on 1..N data-parallel GPUs; and throughput tables
 //! for the planner.
 
+mod autocast_trace;
 pub mod elasticflow;
 mod error;
 mod gradients;
@@ -634,6 +635,7 @@ fn coverage_notes(data: &Dataset, coverage: &[Coverage]) -> Vec<String> {
                 );
             }
             let pct = |v: f64| 100.0 * v / total;
+            let steps = data.steps.iter().filter(|s| s.trace_id == info.trace_id).count();
             let tf32 = c.tf32.map_or(String::new(), |(recorded, asked)| {
                 format!(
                     "; TF32 as recorded: {}, as priced: {} (--tf32)",
@@ -643,8 +645,9 @@ fn coverage_notes(data: &Dataset, coverage: &[Coverage]) -> Vec<String> {
             });
             let half = if c.halved_ns > 0.0 {
                 format!(
-                    "; {:.0}% of it, float32 kernels, priced in 16 bits (--precision; autocast keeps softmax, layer norm and losses in float32, mixed precision the optimizer)",
-                    pct(c.halved_ns)
+                    "; {:.0}% of it, float32 kernels, priced in 16 bits as autocast runs them (--precision: softmax, norms, losses and kernels with a float32 input stay float32, mixed precision keeps the optimizer's), and autocast's casts add {:.2} ms a step",
+                    pct(c.halved_ns),
+                    c.cast_ns / 1e6 / steps.max(1) as f64
                 )
             } else {
                 String::new()

@@ -9,12 +9,13 @@ use std::collections::HashMap;
 use arrow::array::{Array, AsArray};
 use tracecast_opmodel::{EwFunc, GpuSpec, OpKind, OpModel, OpWork, Timing};
 use tracecast_schemas::features::{
-    COMMUNICATION_FAMILY, OPTIMIZER_FAMILY, OPTIMIZER_PHASE, central_positions, position_column, stable_code,
+    BACKWARD_PHASE, COMMUNICATION_FAMILY, OPTIMIZER_FAMILY, OPTIMIZER_PHASE, central_positions, position_column,
 };
 use tracecast_schemas::hardware::Catalog;
 use tracecast_train::{Dataset, FeatureTable, column_f64};
 
 use crate::PredictError;
+use crate::autocast_trace::{Autocast, Float32Ops, TraceKernel, autocast_step};
 use crate::tf32::Tf32;
 
 /// What a what-if asks for: a GPU (None: each trace's recorded one) and
@@ -45,42 +46,14 @@ pub struct Coverage {
     pub tf32: Option<(Tf32, Tf32)>,
     /// Of the moved time, float32 kernels priced in 16 bits.
     pub halved_ns: f64,
+    /// Autocast's casts added to a 16-bit what-if, as priced.
+    pub cast_ns: f64,
 }
 
 impl Coverage {
     pub fn total_ns(&self) -> f64 {
         self.from_shapes_ns + self.inferred_ns + self.unmoved_ns
     }
-}
-
-/// Operators autocast runs in float32 whatever their inputs (from
-/// PyTorch's CUDA float32 list, the ones whose backward is theirs alone),
-/// by the names a trace records for the kernels' launching operators: a
-/// 16-bit what-if leaves their kernels in float32.
-const AUTOCAST_FLOAT32_OPS: [&str; 18] = [
-    "aten::softmax",
-    "aten::_softmax",
-    "aten::_softmax_backward_data",
-    "aten::log_softmax",
-    "aten::_log_softmax",
-    "aten::_log_softmax_backward_data",
-    "aten::layer_norm",
-    "aten::native_layer_norm",
-    "aten::native_layer_norm_backward",
-    "aten::group_norm",
-    "aten::native_group_norm",
-    "aten::native_group_norm_backward",
-    "aten::cross_entropy_loss",
-    "aten::nll_loss",
-    "aten::nll_loss_nd",
-    "aten::nll_loss_forward",
-    "aten::nll_loss_backward",
-    "aten::mse_loss",
-];
-
-/// The `op_code`s of `AUTOCAST_FLOAT32_OPS`.
-fn autocast_float32_codes() -> Vec<i32> {
-    AUTOCAST_FLOAT32_OPS.iter().map(|n| stable_code(n)).collect()
 }
 
 /// The op-model kind of a feature-table kernel family.
@@ -166,7 +139,7 @@ pub fn window_deltas(
         reason,
     };
     let convolution_codes = Tf32::convolution_codes();
-    let float32_codes = autocast_float32_codes();
+    let float32_ops = Float32Ops::new();
     // Per trace: the TF32 switches of the recorded and the asked run, which
     // its coverage names where either GPU has TF32 (so that they count).
     let target_has_tf32 = asked.gpu.is_some_and(|g| g.peak_tf32_flops.is_some());
@@ -185,30 +158,34 @@ pub fn window_deltas(
             (switches, coverage)
         })
         .unzip();
-    // (window, kernel duration, work on the recorded GPU as recorded, on
-    // the asked GPU, the same batch-scaled, trace)
-    let mut items: Vec<(usize, f64, OpWork, OpWork, OpWork, usize)> = Vec::new();
+    let mut items: Vec<Item> = Vec::new();
     let mut window = 0usize;
     for batch in &table.windows {
         let ids = batch
             .column_by_name("trace_id")
             .and_then(|c| c.as_string_opt::<i32>())
             .ok_or_else(|| bad("no trace_id column".into()))?;
+        let whole = |name: &str| column_f64(batch, name).ok_or_else(|| bad(format!("no `{name}` column")));
+        let (step_ids, window_index) = (whole("step_id")?, whole("window_index")?);
         let col = |p: usize, name: &str| {
             column_f64(batch, &position_column(p, name))
                 .ok_or_else(|| bad(format!("no `{}` column", position_column(p, name))))
         };
+        // Older feature tables lack the input sizes: no casts then.
+        let sizes = |p: usize, name: &str| column_f64(batch, &position_column(p, name));
         let mut cols = Vec::new();
         for p in central.clone() {
-            cols.push((
-                col(p, "op_code")?,
-                col(p, "family")?,
-                col(p, "phase")?,
-                col(p, "flops")?,
-                col(p, "bytes")?,
-                col(p, "dtype_bytes")?,
-                col(p, "dur_ns")?,
-            ));
+            cols.push(PositionColumns {
+                op_code: col(p, "op_code")?,
+                family: col(p, "family")?,
+                phase: col(p, "phase")?,
+                flops: col(p, "flops")?,
+                bytes: col(p, "bytes")?,
+                dtype: col(p, "dtype_bytes")?,
+                dur: col(p, "dur_ns")?,
+                in0: sizes(p, "in0_numel"),
+                in1: sizes(p, "in1_numel"),
+            });
         }
         for i in 0..batch.num_rows() {
             if ids.is_null(i) || only_trace.is_some_and(|only| ids.value(i) != only) {
@@ -218,8 +195,8 @@ pub fn window_deltas(
                 .trace_index(ids.value(i))
                 .ok_or_else(|| bad(format!("trace {} has windows but no steps row", ids.value(i))))?;
             if let Some(rec) = &recorded[t] {
-                for (op_code, family, phase, flops, bytes, dtype, dur) in &cols {
-                    let (f, d) = (family[i], dur[i]);
+                for (p, c) in cols.iter().enumerate() {
+                    let (f, d) = (c.family[i], c.dur[i]);
                     if f.is_nan() || d.is_nan() || d <= 0.0 {
                         continue;
                     }
@@ -228,8 +205,8 @@ pub fn window_deltas(
                         continue;
                     }
                     let (recorded_tf32, asked_tf32) = switches[t];
-                    let convolution = convolution_codes.contains(&(op_code[i] as i32));
-                    let (mut work, known) = kernel_work(f, flops[i], bytes[i], dtype[i], d, rec);
+                    let convolution = convolution_codes.contains(&(c.op_code[i] as i32));
+                    let (mut work, known) = kernel_work(f, c.flops[i], c.bytes[i], c.dtype[i], d, rec);
                     work.tf32 = asked_tf32.path(work.kind, convolution);
                     let as_recorded = OpWork {
                         tf32: recorded_tf32.path(work.kind, convolution),
@@ -240,57 +217,149 @@ pub fn window_deltas(
                     } else {
                         coverage[t].inferred_ns += d;
                     }
-                    let scales = phase[i] != OPTIMIZER_PHASE && f != OPTIMIZER_FAMILY;
-                    // Mixed precision keeps the optimizer's float32 master
-                    // weights, and autocast its float32 list.
-                    let float32_op = float32_codes.contains(&(op_code[i] as i32));
-                    if asked.half && scales && !float32_op && work.dtype_bytes > 2.0 {
-                        work = work.in_half();
-                        coverage[t].halved_ns += d;
-                    }
-                    let priced = if scales && batch_scale[t] != 1.0 {
-                        work.scaled(batch_scale[t])
-                    } else {
-                        work
-                    };
-                    items.push((window, d, as_recorded, work, priced, t));
+                    let scales = c.phase[i] != OPTIMIZER_PHASE && f != OPTIMIZER_FAMILY;
+                    let size = |v: &Option<Vec<f64>>| v.as_ref().map_or(f64::NAN, |v| v[i]);
+                    items.push(Item {
+                        window,
+                        dur_ns: d,
+                        as_recorded,
+                        work,
+                        trace: t,
+                        order: (step_ids[i] as i64, window_index[i] as i64, p),
+                        scales,
+                        kernel: TraceKernel {
+                            op_code: c.op_code[i] as i32,
+                            kind: if convolution { OpKind::Conv } else { work.kind },
+                            backward: c.phase[i] == BACKWARD_PHASE,
+                            float32: float32_ops.contains(c.op_code[i] as i32, c.phase[i] == BACKWARD_PHASE),
+                            in0: size(&c.in0),
+                            in1: size(&c.in1),
+                        },
+                    });
                 }
             }
             window += 1;
         }
     }
+    let autocast = if asked.half {
+        autocast_items(&items)
+    } else {
+        vec![Autocast::default(); items.len()]
+    };
     let mut deltas = vec![0.0; window];
     if items.is_empty() {
         return Ok((deltas, coverage));
     }
     // Per item: the work on the recorded GPU as recorded, the same work on
-    // the target as asked, and the priced (batch-scaled) work on the target.
+    // the target as asked, the priced (batch-scaled) work on the target,
+    // and autocast's casts before it on the target, batch-scaled.
     let mut pairs = Vec::with_capacity(items.len() * 3);
-    for (_, _, as_recorded, work, priced, t) in &items {
-        let rec = recorded[*t]
+    let mut casts = Vec::new();
+    let mut priced_works = Vec::with_capacity(items.len());
+    for (item, cast) in items.iter().zip(&autocast) {
+        let rec = recorded[item.trace]
             .as_ref()
             .expect("items only for traces with a recorded spec");
         let tgt = asked.gpu.unwrap_or(rec);
-        pairs.push((*as_recorded, rec));
-        pairs.push((*work, tgt));
-        pairs.push((*priced, tgt));
+        // Mixed precision keeps the optimizer's float32 master weights.
+        let mut work = item.work;
+        if cast.half && item.scales && work.dtype_bytes > 2.0 {
+            work = work.in_half();
+            coverage[item.trace].halved_ns += item.dur_ns;
+        }
+        let batch = if item.scales { batch_scale[item.trace] } else { 1.0 };
+        let scaled = |w: OpWork| if batch != 1.0 { w.scaled(batch) } else { w };
+        let priced = scaled(work);
+        pairs.push((item.as_recorded, rec));
+        pairs.push((work, tgt));
+        pairs.push((priced, tgt));
+        if cast.cast_elements > 0.0 {
+            casts.push((item, scaled(OpWork::cast(cast.cast_elements)), tgt));
+        }
+        priced_works.push((work, priced));
     }
+    let cast_pairs: Vec<(OpWork, &GpuSpec)> = casts.iter().map(|(_, w, g)| (*w, *g)).collect();
+    pairs.extend(cast_pairs);
     let times = op_model
         .predict_us(&pairs, Timing::Workload)
         .map_err(|e| bad(e.to_string()))?;
-    for (k, (w, dur, as_recorded, work, priced, t)) in items.iter().enumerate() {
-        let rec = recorded[*t]
+    for (k, (item, (work, priced))) in items.iter().zip(&priced_works).enumerate() {
+        let rec = recorded[item.trace]
             .as_ref()
             .expect("items only for traces with a recorded spec");
         let (on_rec, on_tgt, scaled) = (times[3 * k], times[3 * k + 1], times[3 * k + 2]);
         let tgt = asked.gpu.unwrap_or(rec);
-        let gpu_ratio = physical_gpu_ratio(on_tgt / on_rec.max(1e-9), (rec, as_recorded), (tgt, work));
+        let gpu_ratio = physical_gpu_ratio(on_tgt / on_rec.max(1e-9), (rec, &item.as_recorded), (tgt, work));
         let scale = priced.flops.max(priced.bytes) / work.flops.max(work.bytes).max(1e-30);
         let roof_share = (tgt.roofline_us(work) / on_tgt.max(1e-9)).clamp(0.0, 1.0);
         let batch_ratio = physical_batch_ratio(scaled / on_tgt.max(1e-9), scale, roof_share);
-        deltas[*w] += dur * (gpu_ratio * batch_ratio - 1.0);
+        let mut priced_ns = item.dur_ns * gpu_ratio * batch_ratio;
+        // cuDNN picks another algorithm for a 16-bit convolution: a
+        // float32 one recorded far slower than the op model prices its
+        // work (ConvNeXt's depthwise convolutions, 21x slower than in
+        // bfloat16: bench/README.md, "Measured corpus") says nothing of
+        // it. Matrix products
+        // keep their recorded efficiency (cuBLAS's are consistent).
+        if autocast[k].half && work.kind == OpKind::Conv {
+            priced_ns = priced_ns.min(scaled * 1e3);
+        }
+        deltas[item.window] += priced_ns - item.dur_ns;
+    }
+    // Autocast's casts: kernels the recorded run did not have.
+    for ((item, _, _), us) in casts.iter().zip(&times[3 * items.len()..]) {
+        deltas[item.window] += us * 1e3;
+        coverage[item.trace].cast_ns += us * 1e3;
     }
     Ok((deltas, coverage))
+}
+
+/// One central kernel of a window, as the what-if prices it.
+struct Item {
+    window: usize,
+    dur_ns: f64,
+    /// Its work on the recorded GPU as recorded, and as asked (before
+    /// autocast and the batch scale).
+    as_recorded: OpWork,
+    work: OpWork,
+    trace: usize,
+    /// (step, window, position): launch order within a trace.
+    order: (i64, i64, usize),
+    /// Not the optimizer's: it moves with the batch and with autocast.
+    scales: bool,
+    kernel: TraceKernel,
+}
+
+/// The per-position columns of one window batch the what-if reads.
+struct PositionColumns {
+    op_code: Vec<f64>,
+    family: Vec<f64>,
+    phase: Vec<f64>,
+    flops: Vec<f64>,
+    bytes: Vec<f64>,
+    dtype: Vec<f64>,
+    dur: Vec<f64>,
+    in0: Option<Vec<f64>>,
+    in1: Option<Vec<f64>>,
+}
+
+/// Autocast's decision for every item, each step of each trace passed in
+/// launch order; the optimizer's kernels stay float32 and cast nothing.
+fn autocast_items(items: &[Item]) -> Vec<Autocast> {
+    let mut steps: HashMap<(usize, i64), Vec<usize>> = HashMap::new();
+    for (k, item) in items.iter().enumerate() {
+        if item.scales {
+            steps.entry((item.trace, item.order.0)).or_default().push(k);
+        }
+    }
+    let mut decisions = vec![Autocast::default(); items.len()];
+    for mut members in steps.into_values() {
+        members.sort_by_key(|&k| items[k].order);
+        let kernels: Vec<TraceKernel> = members.iter().map(|&k| items[k].kernel).collect();
+        for (k, decision) in members.into_iter().zip(autocast_step(&kernels)) {
+            decisions[k] = decision;
+        }
+    }
+    decisions
 }
 
 /// The op model's GPU ratio for one kernel, held to what the spec sheets
@@ -374,23 +443,6 @@ mod tests {
         // Half the work: saves at least half its roofline time, at most half the time.
         assert_eq!(physical_batch_ratio(1.2, 0.5, 0.5), 0.75);
         assert_eq!(physical_batch_ratio(0.3, 0.5, 0.5), 0.5);
-    }
-
-    /// Softmax, layer norm and the loss stay float32 under autocast; batch
-    /// norm, matrix products and activations go to 16 bits.
-    #[test]
-    fn autocast_keeps_softmax_and_layer_norm_in_float32() {
-        let codes = autocast_float32_codes();
-        for name in [
-            "aten::_softmax",
-            "aten::native_layer_norm_backward",
-            "aten::nll_loss_forward",
-        ] {
-            assert!(codes.contains(&stable_code(name)), "{name}");
-        }
-        for name in ["aten::addmm", "aten::native_batch_norm", "aten::gelu"] {
-            assert!(!codes.contains(&stable_code(name)), "{name}");
-        }
     }
 
     #[test]

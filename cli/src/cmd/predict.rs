@@ -45,11 +45,11 @@ use crate::progress::Ui;
 ///                     recorded batch comes from --trace-batch-size, --labels
 ///                     or the collector's manifest beside the --trace);
 ///                     optimizer work and collectives do not scale
-///   --precision bf16  the run in 16 bits: its float32 kernels in 16 bits
-///                     (half the bytes; matrix work on 16-bit tensor cores
-///                     where the GPU has them), the optimizer step and
-///                     collectives as recorded; autocast's casts are not
-///                     in a float32 trace, so this is a lower bound
+///   --precision bf16  the run under torch.autocast in 16 bits: matrix
+///                     work on 16-bit tensor cores on inputs cast from
+///                     float32 (the casts priced), softmax, norms and
+///                     losses in float32, other kernels in their inputs'
+///                     type; the optimizer step and collectives as recorded
 ///   --gpus 1,2,4,8    data-parallel GPU counts: one-GPU time (the steps
 ///                     less their own collectives) plus the ring all-reduce
 ///                     of the gradients (--gradient-bytes, else the bytes
@@ -124,14 +124,17 @@ pub struct PredictArgs {
     #[arg(long, value_enum, default_value_t = Tf32Arg::Auto)]
     tf32: Tf32Arg,
     /// `recorded`: each kernel in its recorded precision; `bf16` or `fp16`:
-    /// the asked run in 16 bits (its float32 kernels in 16 bits, on 16-bit
-    /// tensor cores where the GPU has them; as autocast runs them, softmax,
-    /// layer norm and losses stay float32, and the optimizer step too; the
-    /// two price alike: on GPUs without bfloat16 tensor cores, V100 and T4,
-    /// PyTorch emulates bfloat16, and a note says so). A lower bound for
-    /// `torch.autocast`, whose casts a float32 trace does not show: a
-    /// Hugging Face BERT-large step on an H100 is priced 30% fast
-    /// (bench/half_h100.sh); `ops price --precision` prices the casts.
+    /// the asked run under `torch.autocast` in 16 bits. Matrix products and
+    /// convolutions run on 16-bit tensor cores where the GPU has them, on
+    /// inputs cast from float32 (the casts, which a float32 trace does not
+    /// show, are added and priced); autocast's float32 list (softmax, norms,
+    /// `pow`, sums, losses) stays float32; other kernels run in their
+    /// inputs' type, traced by element count (a transformer's residual
+    /// stream stays float32, a convolution net's activations go to 16
+    /// bits); the optimizer step stays float32. The two price alike; on
+    /// GPUs without bfloat16 tensor cores, V100 and T4, PyTorch emulates
+    /// bfloat16, and a note says so. Scored by bench/whatif_corpus.py and
+    /// bench/half_h100.sh.
     #[arg(long, value_parser = ["recorded", "bf16", "fp16"], default_value = "recorded")]
     precision: String,
     /// The batch size per GPU the --trace was recorded with (instead of a labels file).

@@ -1,0 +1,353 @@
+//! A float32 trace's step as `torch.autocast` would run it in 16 bits, for
+//! `predict --precision bf16|fp16`: which kernels go to 16 bits, and which
+//! casts autocast adds. Matrix products and convolutions run in 16 bits on
+//! inputs cast from float32; autocast's float32 list (softmax, norms,
+//! losses) runs in float32 on inputs cast back; every other kernel runs in
+//! its inputs' type, and in float32 when one input is float32 (PyTorch
+//! promotes, converting inline). So a convolution net, whose activations
+//! go from convolution to batch norm to ReLU, runs almost wholly in 16 bits
+//! with few casts, while a transformer keeps its residual stream, its norms
+//! and its softmaxes in float32 and casts each matrix product's input
+//! (bench/README.md, "Measured corpus": `aten::copy_` kernels take 32.5 ms
+//! of GPT-2 small's bfloat16 step at batch 32 on an H100).
+//!
+//! A trace names no tensors, only each operator's input sizes, so a
+//! kernel's first input's type is that of the kernel before it when the
+//! sizes agree (a matrix product's output, whose size the trace does not
+//! give, is taken as the next kernel's first input), else that of the last
+//! output of as many elements, else float32 (weights and other parameters).
+//! A second input of the first's size is the other operand of a residual
+//! addition: float32 where a float32 op made tensors of that size in the
+//! step (a transformer's norms feed its residual stream), else as above.
+//! In the backward pass a matrix product reads its saved 16-bit operands,
+//! so only the gradient arriving from a float32 kernel is cast.
+
+use std::collections::{HashMap, HashSet};
+
+use tracecast_opmodel::OpKind;
+use tracecast_schemas::features::stable_code;
+
+/// Operators autocast runs in float32 whatever their inputs (PyTorch's
+/// CUDA float32 list), by the names a trace records. Forward kernels only:
+/// the backward pass runs outside autocast, in its tensors' types (the
+/// backward of `pow` calls `pow` on the float32 input it saved).
+const FLOAT32_OPS: [&str; 35] = [
+    "aten::softmax",
+    "aten::_softmax",
+    "aten::log_softmax",
+    "aten::_log_softmax",
+    "aten::layer_norm",
+    "aten::native_layer_norm",
+    "aten::group_norm",
+    "aten::native_group_norm",
+    "aten::cross_entropy_loss",
+    "aten::nll_loss",
+    "aten::nll_loss_nd",
+    "aten::nll_loss_forward",
+    "aten::mse_loss",
+    "aten::l1_loss",
+    "aten::smooth_l1_loss",
+    "aten::kl_div",
+    "aten::binary_cross_entropy_with_logits",
+    "aten::pow",
+    "aten::rsqrt",
+    "aten::reciprocal",
+    "aten::exp",
+    "aten::expm1",
+    "aten::log",
+    "aten::log1p",
+    "aten::log2",
+    "aten::log10",
+    "aten::sum",
+    "aten::prod",
+    "aten::cumsum",
+    "aten::cumprod",
+    "aten::norm",
+    "aten::linalg_vector_norm",
+    "aten::softplus",
+    "aten::cosine_similarity",
+    "aten::erfinv",
+];
+
+/// The backward operators of float32-list operators that have names of
+/// their own: they run on float32 tensors, the gradient cast up first.
+const FLOAT32_BACKWARD_OPS: [&str; 6] = [
+    "aten::_softmax_backward_data",
+    "aten::_log_softmax_backward_data",
+    "aten::native_layer_norm_backward",
+    "aten::native_group_norm_backward",
+    "aten::nll_loss_backward",
+    "aten::mse_loss_backward",
+];
+
+/// The `op_code`s of the operators a 16-bit what-if keeps in float32.
+pub(crate) struct Float32Ops {
+    forward: Vec<i32>,
+    backward: Vec<i32>,
+}
+
+impl Float32Ops {
+    pub fn new() -> Float32Ops {
+        let codes = |names: &[&str]| names.iter().map(|n| stable_code(n)).collect();
+        Float32Ops {
+            forward: codes(&FLOAT32_OPS),
+            backward: codes(&FLOAT32_BACKWARD_OPS),
+        }
+    }
+
+    /// Whether a kernel of the operator `op_code`, in the backward pass or
+    /// not, runs in float32 under autocast whatever its inputs.
+    pub fn contains(&self, op_code: i32, backward: bool) -> bool {
+        self.backward.contains(&op_code) || (!backward && self.forward.contains(&op_code))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Dtype {
+    Float32,
+    Half,
+}
+
+/// One kernel of the recorded step, in launch order.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct TraceKernel {
+    /// The launching operator's `op_code`: kernels one after another of
+    /// one operator and inputs are one operator's (a convolution's layout
+    /// transposes, a product's bias copy or split reduction).
+    pub op_code: i32,
+    /// The launching operator's kind where it says more than the kernel's
+    /// family (every kernel of a convolution is the convolution's).
+    pub kind: OpKind,
+    pub backward: bool,
+    /// Kept in float32 whatever its inputs (`Float32Ops`). The optimizer's
+    /// kernels are not passed at all: they stay as recorded.
+    pub float32: bool,
+    /// Elements of the launching operator's first and second tensor
+    /// inputs; NaN where the trace gives no shapes.
+    pub in0: f64,
+    pub in1: f64,
+}
+
+/// What autocast does with one kernel.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Autocast {
+    /// The kernel runs in 16 bits.
+    pub half: bool,
+    /// Elements autocast converts before it (float32 to 16 bits for a
+    /// matrix product's inputs, back for a float32-list op's).
+    pub cast_elements: f64,
+}
+
+/// The last output: its element count (None: a matrix product's, size
+/// unknown, read by the next kernel whatever its size) and type.
+type Last = (Option<f64>, Dtype);
+
+/// Autocast's decision for every kernel of one step, in order. Kernels
+/// one after another of one operator and inputs are decided together, as
+/// a matrix product where any of them is one (a bias copied into place
+/// before the product belongs to it); the casts go before the first.
+pub(crate) fn autocast_step(kernels: &[TraceKernel]) -> Vec<Autocast> {
+    let mut state = StreamTypes::default();
+    let mut decisions = Vec::with_capacity(kernels.len());
+    for operator in kernels.chunk_by(|a, b| {
+        a.op_code == b.op_code && a.in0.to_bits() == b.in0.to_bits() && a.in1.to_bits() == b.in1.to_bits()
+    }) {
+        let matrix = operator.iter().find(|k| matches!(k.kind, OpKind::Gemm | OpKind::Conv));
+        let decision = state.decide(matrix.unwrap_or(&operator[0]));
+        decisions.push(decision);
+        decisions.extend(std::iter::repeat_n(
+            Autocast {
+                cast_elements: 0.0,
+                ..decision
+            },
+            operator.len() - 1,
+        ));
+    }
+    decisions
+}
+
+/// What the step has produced so far, by element count.
+#[derive(Default)]
+struct StreamTypes {
+    /// The type of the last output of each size (as bits).
+    produced: HashMap<u64, Dtype>,
+    /// Sizes some float32 kernel has produced.
+    float32_sizes: HashSet<u64>,
+    last: Option<Last>,
+}
+
+impl StreamTypes {
+    fn stored(&self, n: f64) -> Dtype {
+        self.produced.get(&n.to_bits()).copied().unwrap_or(Dtype::Float32)
+    }
+
+    /// The types of `k`'s two inputs (None: a scalar, or no shapes).
+    fn inputs(&self, k: &TraceKernel) -> [(f64, Option<Dtype>); 2] {
+        let sized = |n: f64| n.is_finite() && n > 1.0;
+        let first = sized(k.in0).then(|| match self.last {
+            Some((None, dtype)) => dtype,
+            Some((Some(size), dtype)) if size == k.in0 => dtype,
+            _ => self.stored(k.in0),
+        });
+        let second = sized(k.in1).then(|| {
+            if k.in1 == k.in0 && self.float32_sizes.contains(&k.in1.to_bits()) {
+                Dtype::Float32
+            } else {
+                self.stored(k.in1)
+            }
+        });
+        [(k.in0, first), (k.in1, second)]
+    }
+
+    fn decide(&mut self, k: &TraceKernel) -> Autocast {
+        let inputs = self.inputs(k);
+        let elements_of = |inputs: &[(f64, Option<Dtype>)], dtype: Dtype| {
+            inputs.iter().filter(|(_, t)| *t == Some(dtype)).map(|(n, _)| n).sum()
+        };
+        if !k.float32 && matches!(k.kind, OpKind::Gemm | OpKind::Conv) {
+            let arriving = if k.backward { &inputs[..1] } else { &inputs[..] };
+            self.last = Some((None, Dtype::Half));
+            return Autocast {
+                half: true,
+                cast_elements: elements_of(arriving, Dtype::Float32),
+            };
+        }
+        let output = k.in0.max(k.in1);
+        if !(output.is_finite() && output > 0.0) {
+            // No shapes: it runs in the type of the kernel before it.
+            let half = !k.float32 && self.last.is_some_and(|(_, t)| t == Dtype::Half);
+            return Autocast {
+                half,
+                cast_elements: 0.0,
+            };
+        }
+        let decision = if k.float32 {
+            Autocast {
+                half: false,
+                cast_elements: elements_of(&inputs, Dtype::Half),
+            }
+        } else {
+            let half = inputs.iter().all(|(_, t)| *t != Some(Dtype::Float32))
+                && inputs.iter().any(|(_, t)| *t == Some(Dtype::Half));
+            Autocast {
+                half,
+                cast_elements: 0.0,
+            }
+        };
+        let dtype = if decision.half { Dtype::Half } else { Dtype::Float32 };
+        self.produced.insert(output.to_bits(), dtype);
+        if dtype == Dtype::Float32 {
+            self.float32_sizes.insert(output.to_bits());
+        }
+        self.last = Some((Some(output), dtype));
+        decision
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Softmax, norms, `pow` and the loss stay float32 under autocast;
+    /// batch norm, matrix products and activations go to 16 bits; in the
+    /// backward pass only the float32 ops' own backward names do.
+    #[test]
+    fn autocast_keeps_its_float32_list_in_float32() {
+        let ops = Float32Ops::new();
+        let code = |name: &str| stable_code(name);
+        for name in ["aten::_softmax", "aten::pow", "aten::nll_loss_forward"] {
+            assert!(ops.contains(code(name), false), "{name}");
+        }
+        assert!(ops.contains(code("aten::native_layer_norm_backward"), true));
+        assert!(!ops.contains(code("aten::pow"), true));
+        for name in ["aten::addmm", "aten::native_batch_norm", "aten::gelu"] {
+            assert!(!ops.contains(code(name), false), "{name}");
+        }
+    }
+
+    fn kernel(kind: OpKind, float32: bool, in0: f64, in1: f64) -> TraceKernel {
+        TraceKernel {
+            op_code: kind as i32,
+            kind,
+            backward: false,
+            float32,
+            in0,
+            in1,
+        }
+    }
+
+    /// conv -> batch norm -> ReLU -> conv: the activations stay in 16 bits;
+    /// only the first input and the weights are cast.
+    #[test]
+    fn a_convolution_net_runs_in_16_bits_with_few_casts() {
+        let (act, weight) = (1e6, 1e4);
+        let step = [
+            kernel(OpKind::Conv, false, act, weight),
+            kernel(OpKind::Norm, false, act, f64::NAN),
+            kernel(OpKind::Elementwise, false, act, f64::NAN),
+            kernel(OpKind::Conv, false, act, weight),
+            kernel(OpKind::Norm, false, act, f64::NAN),
+        ];
+        let got = autocast_step(&step);
+        assert!(got.iter().all(|a| a.half), "{got:?}");
+        assert_eq!(got[0].cast_elements, act + weight);
+        assert_eq!(got[3].cast_elements, weight);
+        assert_eq!(got[1].cast_elements + got[2].cast_elements + got[4].cast_elements, 0.0);
+    }
+
+    /// layer norm (float32) -> linear -> GELU's pow (float32 list) ->
+    /// multiply -> linear -> residual add with the float32 stream.
+    #[test]
+    fn a_transformer_block_keeps_its_stream_in_float32_and_casts_matrix_inputs() {
+        let (act, wide, bias) = (1e6, 4e6, 4e3);
+        let step = [
+            kernel(OpKind::Norm, true, act, f64::NAN),
+            kernel(OpKind::Gemm, false, bias, act),
+            kernel(OpKind::Elementwise, true, wide, f64::NAN),
+            kernel(OpKind::Elementwise, false, wide, wide),
+            kernel(OpKind::Gemm, false, bias / 4.0, wide),
+            kernel(OpKind::Elementwise, false, act, act),
+        ];
+        let got = autocast_step(&step);
+        assert!(!got[0].half && got[1].half && !got[2].half && !got[3].half && got[4].half);
+        // The norm's float32 output and the bias are cast for the first
+        // product; pow's input (the product's 16-bit output) goes back to
+        // float32; the multiply's float32 output is cast for the second.
+        assert_eq!(got[1].cast_elements, bias + act);
+        assert_eq!(got[2].cast_elements, wide);
+        assert_eq!(got[4].cast_elements, bias / 4.0 + wide);
+        // The residual add reads the product's 16-bit output and the
+        // float32 stream (the norm's input size): float32.
+        assert!(!got[5].half);
+    }
+
+    /// A product whose bias is copied into place first: both kernels are
+    /// the product's, in 16 bits, and its inputs are cast once.
+    #[test]
+    fn the_kernels_of_one_operator_are_decided_together() {
+        let mut bias_copy = kernel(OpKind::Copy, false, 4e3, 1e6);
+        let mut product = kernel(OpKind::Gemm, false, 4e3, 1e6);
+        (bias_copy.op_code, product.op_code) = (7, 7);
+        let got = autocast_step(&[bias_copy, product]);
+        assert!(got[0].half && got[1].half, "{got:?}");
+        assert_eq!(got[0].cast_elements + got[1].cast_elements, 4e3 + 1e6);
+    }
+
+    #[test]
+    fn kernels_without_shapes_follow_the_kernel_before() {
+        let step = [
+            kernel(OpKind::Gemm, false, f64::NAN, f64::NAN),
+            kernel(OpKind::Elementwise, false, f64::NAN, f64::NAN),
+            kernel(OpKind::Softmax, true, f64::NAN, f64::NAN),
+        ];
+        let got = autocast_step(&step);
+        assert_eq!(
+            got[0],
+            Autocast {
+                half: true,
+                cast_elements: 0.0
+            }
+        );
+        assert!(got[1].half && !got[2].half);
+    }
+}
