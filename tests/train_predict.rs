@@ -939,8 +939,9 @@ fn a_bfloat16_what_if_prices_autocasts_casts() {
         (priced / measured - 1.0).abs() < 0.25,
         "priced {priced:.1} ms, measured {measured:.1} ms"
     );
+    let noted_dir = dir.path().join("noted");
     let mut noted = args.to_vec();
-    noted.extend_from_slice(&["--out", s(&dir.path().join("noted"))]);
+    noted.extend_from_slice(&["--out", s(&noted_dir)]);
     let run = tracecast(&[&["predict"], &noted[..]].concat());
     let (stdout, stderr) = text(&run);
     let casts: f64 = format!("{stdout}{stderr}")
