@@ -18,7 +18,9 @@
 //! output of as many elements, else float32 (weights and other parameters).
 //! A second input of the first's size is the other operand of a residual
 //! addition: float32 where a float32 op made tensors of that size in the
-//! step (a transformer's norms feed its residual stream), else as above.
+//! step (a transformer's norms feed its residual stream). A smaller second
+//! input is a parameter (batch norm's scale, a bias): it decides nothing,
+//! and a matrix product's weight is cast.
 //! In the backward pass a matrix product reads its saved 16-bit operands,
 //! so only the gradient arriving from a float32 kernel is cast.
 
@@ -181,15 +183,19 @@ impl StreamTypes {
         self.produced.get(&n.to_bits()).copied().unwrap_or(Dtype::Float32)
     }
 
-    /// The types of `k`'s two inputs (None: a scalar, or no shapes).
-    fn inputs(&self, k: &TraceKernel) -> [(f64, Option<Dtype>); 2] {
+    /// The types of `k`'s two inputs (None: a scalar, no shapes, or a
+    /// parameter that decides nothing; a matrix product's are all typed).
+    fn inputs(&self, k: &TraceKernel, matrix: bool) -> [(f64, Option<Dtype>); 2] {
         let sized = |n: f64| n.is_finite() && n > 1.0;
         let first = sized(k.in0).then(|| match self.last {
             Some((None, dtype)) => dtype,
             Some((Some(size), dtype)) if size == k.in0 => dtype,
             _ => self.stored(k.in0),
         });
-        let second = sized(k.in1).then(|| {
+        // Only an operand of the first's size decides the type: a smaller
+        // one is a parameter (batch norm's scale, a bias) that the kernel
+        // reads in float32 without promoting its input.
+        let second = (sized(k.in1) && (matrix || k.in1 == k.in0)).then(|| {
             if k.in1 == k.in0 && self.float32_sizes.contains(&k.in1.to_bits()) {
                 Dtype::Float32
             } else {
@@ -200,11 +206,12 @@ impl StreamTypes {
     }
 
     fn decide(&mut self, k: &TraceKernel) -> Autocast {
-        let inputs = self.inputs(k);
+        let matrix = !k.float32 && matches!(k.kind, OpKind::Gemm | OpKind::Conv);
+        let inputs = self.inputs(k, matrix);
         let elements_of = |inputs: &[(f64, Option<Dtype>)], dtype: Dtype| {
             inputs.iter().filter(|(_, t)| *t == Some(dtype)).map(|(n, _)| n).sum()
         };
-        if !k.float32 && matches!(k.kind, OpKind::Gemm | OpKind::Conv) {
+        if matrix {
             let arriving = if k.backward { &inputs[..1] } else { &inputs[..] };
             self.last = Some((None, Dtype::Half));
             return Autocast {
@@ -281,12 +288,14 @@ mod tests {
     #[test]
     fn a_convolution_net_runs_in_16_bits_with_few_casts() {
         let (act, weight) = (1e6, 1e4);
+        // Batch norm reads its float32 scale (64 channels) beside the
+        // 16-bit activations, and stays 16-bit.
         let step = [
             kernel(OpKind::Conv, false, act, weight),
-            kernel(OpKind::Norm, false, act, f64::NAN),
+            kernel(OpKind::Norm, false, act, 64.0),
             kernel(OpKind::Elementwise, false, act, f64::NAN),
             kernel(OpKind::Conv, false, act, weight),
-            kernel(OpKind::Norm, false, act, f64::NAN),
+            kernel(OpKind::Norm, false, act, 64.0),
         ];
         let got = autocast_step(&step);
         assert!(got.iter().all(|a| a.half), "{got:?}");
