@@ -30,6 +30,17 @@ fn ingest(paths: &[&Path], lake: &Path) -> (i32, String, String) {
     (out.status.code().unwrap_or(-1), o, e)
 }
 
+/// Ingests `dir`, which holds one new trace, into `lake`: its stdout.
+fn ingest_one_new(dir: &Path, lake: &Path) -> String {
+    let (code, out, err) = ingest(&[dir], lake);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.starts_with("ingested 1, skipped 0 already present, failed 0"),
+        "{out}"
+    );
+    out
+}
+
 #[test]
 fn fixtures_ingest_and_reingest_adds_nothing() {
     let tmp = tempfile::tempdir().unwrap();
@@ -563,12 +574,7 @@ fn collector_manifests_are_recognised_not_failed() {
     .unwrap();
     write(&dir, "mlp__bs32__bf16.manifest.json", br#"{"format": "tracecast-collector-manifest", "format_version": 1, "trace_file": "mlp__bs32__bf16.pt.trace.json.gz"}"#);
     let lake = tmp.path().join("lake");
-    let (code, out, err) = ingest(&[&dir], &lake);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(
-        out.starts_with("ingested 1, skipped 0 already present, failed 0"),
-        "{out}"
-    );
+    let out = ingest_one_new(&dir, &lake);
     assert!(out.contains("1 collector manifests"), "{out}");
     let (code, out, _) = ingest(&[&dir], &lake);
     assert_eq!(code, 0);
@@ -644,12 +650,7 @@ fn a_corpus_trace_ingests_with_its_manifest_and_its_own_kernels() {
         std::fs::copy(corpus.join(name), dir.join(name)).unwrap();
     }
     let lake = tmp.path().join("lake");
-    let (code, out, err) = ingest(&[&dir], &lake);
-    assert_eq!(code, 0, "{out}{err}");
-    assert!(
-        out.starts_with("ingested 1, skipped 0 already present, failed 0"),
-        "{out}"
-    );
+    ingest_one_new(&dir, &lake);
 
     let labels = tmp.path().join("labels.csv");
     let run = tracecast(&[

@@ -278,8 +278,7 @@ pub fn window_deltas(
         }
         priced_works.push((work, priced));
     }
-    let cast_pairs: Vec<(OpWork, &GpuSpec)> = casts.iter().map(|(_, w, g)| (*w, *g)).collect();
-    pairs.extend(cast_pairs);
+    pairs.extend(casts.iter().map(|(_, w, g)| (*w, *g)));
     let times = op_model
         .predict_us(&pairs, Timing::Workload)
         .map_err(|e| bad(e.to_string()))?;
