@@ -119,7 +119,7 @@ pub struct ModelCard {
 
 /// What the op model cannot know from its data, written into every card.
 const KNOWN_LIMITS: [&str; 6] = [
-    "FP32 only: every measurement is float32 with TF32 off; tensor-core work is priced as float32 work sped up by the tensor cores' peak over FP32's to a measured power: TF32 (predict --tf32, ops price --tf32) 0.567 for convolutions (ResNet-50 on one H100, 3.11x for a 7.39x peak ratio), 0.656 for matrix products (A100s, 3.92x for 8x; bench/tf32.sh); 16-bit (--precision, 16-bit traces and ETS files) 0.43 for convolutions (ResNet-50 on a V100, held to no slower than TF32; bench/half.sh: the power-limited T4 realises 0.214, so its float16 convolutions are priced fast) and 0.94 for matrix products, never above 80% of the 16-bit roofline (isolated bfloat16 operators on an H100, bench/half_h100.sh: batched products 23.1%, linear 31.4%, convolutions 46.0% MAPE); ops price --precision runs autocast's casts (as element-wise kernels) and float32 softmax and norms: Hugging Face's configurations under autocast on an H100 within -6.4% to +8.3% where the GPU is busy, and host-bound small batches are not modelled (bench/half_h100.sh); BERT-large training is priced within 23% of Lambda's measurements on eight GPUs with TF32, slow on the GeForce RTX 3090 and 4090 and fast on the 150 W A10, and up to 44% slow against Lambda's fused fp16 implementation (bench/lambda.sh)",
+    "FP32 only: every measurement is float32 with TF32 off; tensor-core work is priced as float32 work sped up by the tensor cores' peak over FP32's to a measured power: TF32 (predict --tf32, ops price --tf32) 0.567 for convolutions (ResNet-50 on one H100, 3.11x for a 7.39x peak ratio), 0.656 for matrix products (A100s, 3.92x for 8x; bench/tf32.sh); 16-bit (--precision, 16-bit traces and ETS files) 0.43 for convolutions (ResNet-50 on a V100, held to no slower than TF32; bench/half.sh: the power-limited T4 realises 0.214, so its float16 convolutions are priced fast) and 0.94 for matrix products, never above 80% of the 16-bit roofline, the launch (the price of the least work of the operator's kind) not sped up (isolated bfloat16 operators on an H100, bench/half_h100.sh: batched products 21.6%, linear 29.8%, convolutions 44.8% MAPE; the smallest are still priced fast, because NeuSight's harness spends about 20 µs of host time on each call); ops price --precision runs autocast's casts (as element-wise kernels) and float32 softmax and norms: Hugging Face's configurations under autocast on an H100 within -6.4% to +8.3% where the GPU is busy, and host-bound small batches are not modelled (bench/half_h100.sh); BERT-large training is priced within 23% of Lambda's measurements on eight GPUs with TF32, slow on the GeForce RTX 3090 and 4090 and fast on the 150 W A10, and up to 44% slow against Lambda's fused fp16 implementation (bench/lambda.sh)",
     "a GPU's own efficiency is not in its spec sheet: leave-one-GPU-out error on NeuSight's labels is 11-13% on average (the fit's random seed moves it), 20-30% on the V100 (which runs closer to its peaks than any other GPU here) and 11-14% on the T4 and P4 (whose power limits throttle them); on a GPU it never trained on, no operator is priced below the lowest utilisation a trained GPU reaches on it",
     "power-limited cards (T4, P4, and by extension L4) run GEMMs at 32-56% of their spec peak, and more slowly in long randomized sweeps than in a model's run; nothing in a NeuSight spec sheet states the power limit",
     "of the NVIDIA GPUs with 128 FP32 lanes per SM (GA10x, Ada, Hopper) it has seen only those its trained GPUs list (NeuSight's are all 64-lane parts; the shipped model adds an H100 SXM5 measured by bench/gpu/measure_public.py); on the others GEMM utilisation is extrapolated",
@@ -295,9 +295,27 @@ impl OpModel {
             .par_chunks_mut(BLOCK)
             .zip(as_f32.par_chunks(BLOCK))
             .for_each(|(priced, pairs)| self.price_block(pairs, timing, priced));
-        for (pair, t) in pairs.iter().zip(priced.iter_mut()) {
+        // What tensor cores do not shorten: launching the kernels, priced
+        // as the same operator on the least work (`tensor_cores::launch_twin`).
+        let sped_up: Vec<usize> = (0..pairs.len())
+            .filter(|&i| twin(&pairs[i]) && tensor_cores::speedup(&pairs[i].0, pairs[i].1) > 1.0)
+            .collect();
+        let launches: Vec<(OpWork, &GpuSpec)> = sped_up
+            .iter()
+            .map(|&i| (tensor_cores::launch_twin(&pairs[i].0), pairs[i].1))
+            .collect();
+        let mut launch_us = vec![0.0; pairs.len()];
+        let mut priced_launches = vec![0.0; launches.len()];
+        priced_launches
+            .par_chunks_mut(BLOCK)
+            .zip(launches.par_chunks(BLOCK))
+            .for_each(|(priced, pairs)| self.price_block(pairs, timing, priced));
+        for (&i, t) in sped_up.iter().zip(priced_launches) {
+            launch_us[i] = t;
+        }
+        for (i, (pair, t)) in pairs.iter().zip(priced.iter_mut()).enumerate() {
             if twin(pair) {
-                *t = tensor_cores::from_float32_price(&pair.0, pair.1, *t);
+                *t = tensor_cores::from_float32_price(&pair.0, pair.1, *t, launch_us[i]);
             }
         }
         Ok(priced)
@@ -599,8 +617,8 @@ mod tests {
     }
 
     /// Tensor-core work (TF32 here, 16-bit alike) is its float32 twin's
-    /// price sped up by the realised peak ratio, never below its own
-    /// roofline; a GPU without TF32 prices it as float32.
+    /// price, less its launch, sped up by the realised peak ratio, never
+    /// below its own roofline; a GPU without TF32 prices it as float32.
     #[test]
     fn tf32_work_is_float32_work_sped_up_by_the_realised_peak_ratio() {
         let gpus = [gpu("a", 8.0, 320.0, 40.0), gpu("b", 14.0, 900.0, 80.0)];
@@ -630,7 +648,12 @@ mod tests {
                     Timing::Workload,
                 )
                 .unwrap();
-            let expected = (t[0] / speedup).max(tensor.roofline_us(&tf32_work));
+            // The launch (the least work's price) is not sped up.
+            let launch = model
+                .predict_us(&[(tensor_cores::launch_twin(&tf32_work), &tensor)], Timing::Workload)
+                .unwrap()[0];
+            assert!(launch > 0.0 && launch < t[0]);
+            let expected = (launch + (t[0] - launch) / speedup).max(tensor.roofline_us(&tf32_work));
             assert!((t[1] - expected).abs() <= 1e-9 * expected, "{} vs {expected}", t[1]);
             assert!(t[1] < t[0], "TF32 {} not faster than float32 {}", t[1], t[0]);
             assert_eq!(t[2], t[0], "no TF32 on the trained GPU: priced as float32");

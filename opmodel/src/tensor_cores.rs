@@ -47,6 +47,17 @@ pub(crate) const HALF_MATRIX_PRODUCT_EXPONENT: f64 = 0.94;
 /// H100's kernels move at most about 80% of its peak bandwidth.
 const HALF_ROOFLINE_SHARE: f64 = 0.8;
 
+/// The least work of `work`'s kind and pass, in float32: its price is the
+/// time of launching the operator's kernels, which tensor cores do not
+/// shorten.
+pub(crate) fn launch_twin(work: &OpWork) -> OpWork {
+    OpWork {
+        kind: work.kind,
+        pass: work.pass,
+        ..OpWork::gemm(1.0, 1.0, 1.0, 1.0, 4.0)
+    }
+}
+
 /// Whether `work` is 16-bit.
 pub(crate) fn is_half(work: &OpWork) -> bool {
     work.dtype_bytes <= 2.0
@@ -98,7 +109,12 @@ fn exponent_of(path: Tf32Path) -> f64 {
 }
 
 /// `work`'s time on `gpu` from `float32_us`, its float32 twin's price
-/// there: sped up, never below the work's own roofline. A 16-bit
+/// there, and `launch_us`, the price of launching its kernels
+/// (`launch_twin`): the rest sped up, never below the work's own roofline.
+/// Tensor cores shorten the arithmetic, not the launch: a small product's
+/// price stays near its launch (bench/measured/h100-bf16: linear layers of
+/// about 0.1 ms in float32 ran 3.1x faster in bfloat16, those above 3 ms
+/// 13-15x). A 16-bit
 /// convolution that its bytes bound at the FP32 path's rate (a depthwise
 /// one) gains only their halving, which the twin's price already holds:
 /// cuDNN runs it on no tensor cores (bench/README.md, "Measured corpus":
@@ -107,7 +123,7 @@ fn exponent_of(path: Tf32Path) -> f64 {
 /// Matrix products gain more than that near the ridge (NeuSight's batched
 /// products of inner size 16-64 in bench/measured/h100-bf16), so the
 /// bound is the convolutions' alone.
-pub(crate) fn from_float32_price(work: &OpWork, gpu: &GpuSpec, float32_us: f64) -> f64 {
+pub(crate) fn from_float32_price(work: &OpWork, gpu: &GpuSpec, float32_us: f64, launch_us: f64) -> f64 {
     let half_matrix = is_half(work) && matches!(work.kind, OpKind::Gemm | OpKind::Conv);
     let share = if half_matrix { HALF_ROOFLINE_SHARE } else { 1.0 };
     let streaming = if half_matrix && work.kind == OpKind::Conv {
@@ -116,7 +132,8 @@ pub(crate) fn from_float32_price(work: &OpWork, gpu: &GpuSpec, float32_us: f64) 
     } else {
         0.0
     };
-    (float32_us / speedup(work, gpu))
+    let launch = launch_us.clamp(0.0, float32_us);
+    (launch + (float32_us - launch) / speedup(work, gpu))
         .max(streaming)
         .max(gpu.roofline_us(work) / share)
 }
@@ -168,19 +185,28 @@ mod tests {
         assert!(!needs_float32_pricing(&float32, &gpu));
         assert_eq!(speedup(&float32, &gpu), 1.0);
         // Never above 80% of the roofline; streaming work up to all of it.
-        let priced = from_float32_price(&product, &gpu, 1e-3);
+        let priced = from_float32_price(&product, &gpu, 1e-3, 0.0);
         assert_eq!(priced, gpu.roofline_us(&product) / HALF_ROOFLINE_SHARE);
-        assert_eq!(from_float32_price(&relu, &gpu, 1e-9), gpu.roofline_us(&relu));
+        assert_eq!(from_float32_price(&relu, &gpu, 1e-9, 0.0), gpu.roofline_us(&relu));
         // A convolution bound by its bytes (8 channels in and out): no
         // faster than its twin, whose price already streams 16-bit bytes;
         // a matrix product of that shape runs on tensor cores.
         let mut thin = OpWork::linear(1.0, 65536.0, 8.0, 8.0).in_half();
-        assert!(from_float32_price(&thin, &gpu, 100.0) < 50.0);
+        assert!(from_float32_price(&thin, &gpu, 100.0, 0.0) < 50.0);
         thin.kind = OpKind::Conv;
-        assert_eq!(from_float32_price(&thin, &gpu, 100.0), 100.0);
+        assert_eq!(from_float32_price(&thin, &gpu, 100.0, 0.0), 100.0);
         // Bound by its arithmetic: the tensor cores' speed-up.
-        let priced = from_float32_price(&product, &gpu, 1e5);
+        let priced = from_float32_price(&product, &gpu, 1e5, 0.0);
         assert!((priced - 1e5 / speedup(&product, &gpu)).abs() < 1e-6, "{priced}");
+        // The launch is not sped up: 10 µs of a 100 µs product stay.
+        let small = OpWork::linear(1.0, 64.0, 64.0, 64.0).in_half();
+        let priced = from_float32_price(&small, &gpu, 100.0, 10.0);
+        assert!(
+            (priced - (10.0 + 90.0 / speedup(&small, &gpu))).abs() < 1e-9,
+            "{priced}"
+        );
+        // A launch priced above the product's own price is the whole of it.
+        assert_eq!(from_float32_price(&small, &gpu, 5.0, 8.0), 5.0);
     }
 
     /// On GPUs whose 16-bit tensor cores are twice their TF32 ones, 16-bit
