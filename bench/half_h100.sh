@@ -46,6 +46,11 @@ rows = lambda p: {key(r): float(r["Latency"]) for r in csv.DictReader(gzip.open(
 f32, b16 = rows("bench/measured/h100-sxm5/neusight/per_op/test/linear.csv.gz"), rows(f"{half}/neusight/per_op/test/linear.csv.gz")
 large = [f32[k] / b16[k] for k in b16 if k in f32 and f32[k] > 1.0]
 print(f"linear layers above 1 ms in float32 ({len(large)}): float32 / bfloat16 time, median {statistics.median(large):.2f} (peak ratio 989.4 / 66.9 = 14.8)")
+# cuBLAS's fast 16-bit kernels need every dimension a multiple of 8 elements.
+aligned = lambda k: all(int(d) % 8 == 0 for d in k[1:])
+for name, keep in (("aligned", aligned), ("with a dimension off 8 elements", lambda k: not aligned(k))):
+    part = [f32[k] / b16[k] for k in b16 if k in f32 and f32[k] > 1.0 and keep(k)]
+    print(f"  {name} ({len(part)}): median {statistics.median(part):.2f}")
 for op in ("bmm", "linear", "conv"):
     m = measured(f"{half}/neusight/per_op/test/{op}.csv.gz")
     p = [float(r["predicted_ms"]) for r in csv.DictReader(open(f"{work}/half/neusight_perop.csv")) if r["op"] == op]

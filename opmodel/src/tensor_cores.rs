@@ -35,12 +35,28 @@ pub(crate) const HALF_CONVOLUTION_EXPONENT: f64 = 0.43;
 /// (bench/measured/h100-bf16: NeuSight's 2,523 batched and 1,040 linear
 /// test shapes in bfloat16), priced from the trees' float32 price of each
 /// shape. Linear layers above 1 ms run 13.7x faster than in float32
-/// there (median), near the 14.8x peak ratio, where Lambda's V100
-/// BERT-large had fitted 0.76 (7.7x). With 0.94 the linear layers come out at a median -6.7% (MAPE
-/// 31.4%); attention's batched products, memory-bound in 16 bits, meet
-/// the floor below instead (median -3.1%, MAPE 23.1%). `bench/half_h100.sh`
-/// prints both.
+/// there (median; 14.45x those with every dimension a multiple of 8),
+/// near the 14.8x peak ratio, where Lambda's V100 BERT-large had fitted
+/// 0.76 (7.7x). With 0.94 for aligned products and the unaligned ones'
+/// exponent below, the linear layers come out at a median +3.6% (MAPE
+/// 19.9%); attention's batched products, memory-bound in 16 bits, meet
+/// the floor below instead (median -3.0%, MAPE 20.0%).
+/// `bench/half_h100.sh` prints both.
 pub(crate) const HALF_MATRIX_PRODUCT_EXPONENT: f64 = 0.94;
+
+/// 16-bit matrix products with a row count, column count or inner size
+/// that is not a multiple of 8 elements (16 bytes): cuBLAS cannot give
+/// them its fast tensor-core kernels (GPT-2's vocabulary of 50257 ran on
+/// `cutlass_75_tensorop_bf16_s1688gemm` in bench/corpus, the other
+/// products on `nvjet_sm90`). On NeuSight's linear test shapes above 1 ms
+/// in float32 on an H100 (bench/measured/h100-bf16), such layers ran
+/// 4.92x faster in bfloat16 (median of 188) and aligned ones 14.45x (567):
+/// ln 4.92 / ln 14.8 = 0.59. `bench/half_h100.sh` prints both medians.
+pub(crate) const HALF_UNALIGNED_MATRIX_PRODUCT_EXPONENT: f64 = 0.59;
+
+/// Elements per 16 bytes of 16-bit data: the alignment cuBLAS's fast
+/// 16-bit tensor-core kernels need of every dimension.
+const HALF_ALIGNMENT: f64 = 8.0;
 
 /// The share of its roofline a 16-bit matrix product reaches at best: at
 /// 16 bits attention's batched products are bound by memory, and the
@@ -91,13 +107,23 @@ pub(crate) fn speedup(work: &OpWork, gpu: &GpuSpec) -> f64 {
             half,
             if convolution {
                 HALF_CONVOLUTION_EXPONENT
-            } else {
+            } else if aligned_for_half_tensor_cores(work) {
                 HALF_MATRIX_PRODUCT_EXPONENT
+            } else {
+                HALF_UNALIGNED_MATRIX_PRODUCT_EXPONENT
             },
         ),
         _ => return 1.0,
     };
     (peak / gpu.peak_gemm_flops(4.0)).max(1.0).powf(exponent)
+}
+
+/// Whether every dimension of a matrix product is a multiple of 8
+/// elements; a product without a known shape (a trace kernel's FLOPs and
+/// bytes only) is taken to be aligned, as most are.
+fn aligned_for_half_tensor_cores(work: &OpWork) -> bool {
+    work.gemm
+        .is_none_or(|g| [g.rows, g.cols, g.inner].iter().all(|d| d % HALF_ALIGNMENT == 0.0))
 }
 
 fn exponent_of(path: Tf32Path) -> f64 {
@@ -198,6 +224,11 @@ mod tests {
         // Bound by its arithmetic: the tensor cores' speed-up.
         let priced = from_float32_price(&product, &gpu, 1e5, 0.0);
         assert!((priced - 1e5 / speedup(&product, &gpu)).abs() < 1e-6, "{priced}");
+        // A product with a dimension off 8 elements (GPT-2's vocabulary)
+        // gains less than an aligned one.
+        let unaligned = OpWork::linear(1.0, 4096.0, 768.0, 50257.0).in_half();
+        assert!((speedup(&unaligned, &gpu) - ratio.powf(HALF_UNALIGNED_MATRIX_PRODUCT_EXPONENT)).abs() < 1e-9);
+        assert!(speedup(&unaligned, &gpu) < speedup(&OpWork::linear(1.0, 4096.0, 768.0, 50304.0).in_half(), &gpu));
         // The launch is not sped up: 10 µs of a 100 µs product stay.
         let small = OpWork::linear(1.0, 64.0, 64.0, 64.0).in_half();
         let priced = from_float32_price(&small, &gpu, 100.0, 10.0);
