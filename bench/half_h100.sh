@@ -51,6 +51,16 @@ aligned = lambda k: all(int(d) % 8 == 0 for d in k[1:])
 for name, keep in (("aligned", aligned), ("with a dimension off 8 elements", lambda k: not aligned(k))):
     part = [f32[k] / b16[k] for k in b16 if k in f32 and f32[k] > 1.0 and keep(k)]
     print(f"  {name} ({len(part)}): median {statistics.median(part):.2f}")
+# Batched products above 0.1 ms bound by memory in bfloat16: the share of
+# the H100's bandwidth (3352 GB/s) they move, aligned or not.
+for name, keep in (("aligned", lambda d: all(x % 8 == 0 for x in d)), ("with a dimension off 8 elements", lambda d: any(x % 8 for x in d))):
+    shares = []
+    for r in csv.DictReader(gzip.open(f"{half}/neusight/per_op/test/bmm.csv.gz", "rt")):
+        b, m, n, k = (int(r[x]) for x in "BMNK")
+        seconds, moved = float(r["Latency"]) / 1e3, 2 * b * (m * n + n * k + m * k)
+        if seconds > 1e-4 and moved / 3352e9 > 2 * b * m * n * k / 989.4e12 and keep((m, n, k)):
+            shares.append(moved / 3352e9 / seconds)
+    print(f"memory-bound batched products above 0.1 ms, {name} ({len(shares)}): median share of peak bandwidth {statistics.median(shares):.2f}")
 for op in ("bmm", "linear", "conv"):
     m = measured(f"{half}/neusight/per_op/test/{op}.csv.gz")
     p = [float(r["predicted_ms"]) for r in csv.DictReader(open(f"{work}/half/neusight_perop.csv")) if r["op"] == op]
