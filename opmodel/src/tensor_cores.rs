@@ -70,15 +70,17 @@ const HALF_ROOFLINE_SHARE: f64 = 0.8;
 /// (1,538). `bench/half_h100.sh` prints both.
 const HALF_UNALIGNED_ROOFLINE_SHARE: f64 = 0.44;
 
-/// The least work of `work`'s kind and pass, in float32: its price is the
-/// time of launching the operator's kernels, which tensor cores do not
-/// shorten.
-pub(crate) fn launch_twin(work: &OpWork) -> OpWork {
-    OpWork {
+/// For 16-bit work that tensor cores speed up on `gpu`: the least work of
+/// its kind and pass, in float32, whose price is the time of launching the
+/// operator's kernels, which tensor cores do not shorten. TF32 work has
+/// none: its exponents are ratios of whole steps' kernel time, launches
+/// included (`bench/tf32.sh`), so they already hold its launches.
+pub(crate) fn launch_twin(work: &OpWork, gpu: &GpuSpec) -> Option<OpWork> {
+    (is_half(work) && speedup(work, gpu) > 1.0).then(|| OpWork {
         kind: work.kind,
         pass: work.pass,
         ..OpWork::gemm(1.0, 1.0, 1.0, 1.0, 4.0)
-    }
+    })
 }
 
 /// Whether `work` is 16-bit.
@@ -245,8 +247,13 @@ mod tests {
             from_float32_price(&unaligned, &gpu, 1e-3, 0.0),
             gpu.roofline_us(&unaligned) / HALF_UNALIGNED_ROOFLINE_SHARE
         );
-        // The launch is not sped up: 10 µs of a 100 µs product stay.
+        // Only 16-bit matrix work has a launch twin (TF32's exponents hold
+        // their launches).
         let small = OpWork::linear(1.0, 64.0, 64.0, 64.0).in_half();
+        assert!(launch_twin(&small, &gpu).is_some_and(|t| t.kind == OpKind::Gemm && t.flops < 10.0));
+        assert!(launch_twin(&relu, &gpu).is_none());
+        assert!(launch_twin(&float32, &gpu).is_none());
+        // The launch is not sped up: 10 µs of a 100 µs product stay.
         let priced = from_float32_price(&small, &gpu, 100.0, 10.0);
         assert!(
             (priced - (10.0 + 90.0 / speedup(&small, &gpu))).abs() < 1e-9,
