@@ -646,7 +646,7 @@ mod tests {
                     Timing::Workload,
                 )
                 .unwrap();
-            // The launch (the least work's price) is not sped up.
+            // No launch left unsped: TF32's exponent holds its launches.
             assert!(tensor_cores::launch_twin(&tf32_work, &tensor).is_none());
             let expected = (t[0] / speedup).max(tensor.roofline_us(&tf32_work));
             assert!((t[1] - expected).abs() <= 1e-9 * expected, "{} vs {expected}", t[1]);

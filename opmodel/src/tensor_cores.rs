@@ -160,10 +160,12 @@ fn exponent_of(path: Tf32Path) -> f64 {
 /// bound is the convolutions' alone.
 pub(crate) fn from_float32_price(work: &OpWork, gpu: &GpuSpec, float32_us: f64, launch_us: f64) -> f64 {
     let half_matrix = is_half(work) && matches!(work.kind, OpKind::Gemm | OpKind::Conv);
-    let share = match (half_matrix, aligned_for_half_tensor_cores(work)) {
+    // Measured on matrix products; cuDNN's convolutions are left at the aligned share.
+    let unaligned_product = work.kind == OpKind::Gemm && !aligned_for_half_tensor_cores(work);
+    let share = match (half_matrix, unaligned_product) {
         (false, _) => 1.0,
-        (true, true) => HALF_ROOFLINE_SHARE,
-        (true, false) => HALF_UNALIGNED_ROOFLINE_SHARE,
+        (true, false) => HALF_ROOFLINE_SHARE,
+        (true, true) => HALF_UNALIGNED_ROOFLINE_SHARE,
     };
     let streaming = if half_matrix && work.kind == OpKind::Conv {
         let (compute, memory) = gpu.compute_memory_us(&as_float32(work));
@@ -242,10 +244,19 @@ mod tests {
         let unaligned = OpWork::linear(1.0, 4096.0, 768.0, 50257.0).in_half();
         assert!((speedup(&unaligned, &gpu) - ratio.powf(HALF_UNALIGNED_MATRIX_PRODUCT_EXPONENT)).abs() < 1e-9);
         assert!(speedup(&unaligned, &gpu) < speedup(&OpWork::linear(1.0, 4096.0, 768.0, 50304.0).in_half(), &gpu));
-        // ... and moves its bytes at a lower share of the bandwidth.
+        // ... and moves its bytes at a lower share of the bandwidth; a
+        // convolution of that shape keeps the aligned share.
         assert_eq!(
             from_float32_price(&unaligned, &gpu, 1e-3, 0.0),
             gpu.roofline_us(&unaligned) / HALF_UNALIGNED_ROOFLINE_SHARE
+        );
+        let unaligned_conv = OpWork {
+            kind: OpKind::Conv,
+            ..unaligned
+        };
+        assert_eq!(
+            from_float32_price(&unaligned_conv, &gpu, 1e-3, 0.0),
+            gpu.roofline_us(&unaligned_conv) / HALF_ROOFLINE_SHARE
         );
         // Only 16-bit matrix work has a launch twin (TF32's exponents hold
         // their launches).
