@@ -290,11 +290,7 @@ impl OpModel {
         } else {
             Cow::Borrowed(pairs)
         };
-        let mut priced = vec![0.0; pairs.len()];
-        priced
-            .par_chunks_mut(BLOCK)
-            .zip(as_f32.par_chunks(BLOCK))
-            .for_each(|(priced, pairs)| self.price_block(pairs, timing, priced));
+        let mut priced = self.price_float32(&as_f32, timing);
         // What 16-bit tensor cores do not shorten: launching the kernels,
         // priced as the same operator on the least work (`tensor_cores::launch_twin`).
         let (sped_up, launches): (Vec<usize>, Vec<(OpWork, &GpuSpec)>) = pairs
@@ -303,12 +299,7 @@ impl OpModel {
             .filter_map(|(i, (work, gpu))| tensor_cores::launch_twin(work, gpu).map(|twin| (i, (twin, *gpu))))
             .unzip();
         let mut launch_us = vec![0.0; pairs.len()];
-        let mut priced_launches = vec![0.0; launches.len()];
-        priced_launches
-            .par_chunks_mut(BLOCK)
-            .zip(launches.par_chunks(BLOCK))
-            .for_each(|(priced, pairs)| self.price_block(pairs, timing, priced));
-        for (&i, t) in sped_up.iter().zip(priced_launches) {
+        for (&i, t) in sped_up.iter().zip(self.price_float32(&launches, timing)) {
             launch_us[i] = t;
         }
         for (i, (pair, t)) in pairs.iter().zip(priced.iter_mut()).enumerate() {
@@ -317,6 +308,16 @@ impl OpModel {
             }
         }
         Ok(priced)
+    }
+
+    /// Prices float32 pairs, a block of them per rayon task.
+    fn price_float32(&self, pairs: &[(OpWork, &GpuSpec)], timing: Timing) -> Vec<f64> {
+        let mut priced = vec![0.0; pairs.len()];
+        priced
+            .par_chunks_mut(BLOCK)
+            .zip(pairs.par_chunks(BLOCK))
+            .for_each(|(priced, pairs)| self.price_block(pairs, timing, priced));
+        priced
     }
 
     /// Prices one block of float32 pairs into `priced`.

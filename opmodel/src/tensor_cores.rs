@@ -173,7 +173,8 @@ pub(crate) fn from_float32_price(work: &OpWork, gpu: &GpuSpec, float32_us: f64, 
     } else {
         0.0
     };
-    let launch = launch_us.clamp(0.0, float32_us);
+    // min/max, not clamp: a NaN price passes through instead of panicking.
+    let launch = launch_us.min(float32_us).max(0.0);
     (launch + (float32_us - launch) / speedup(work, gpu))
         .max(streaming)
         .max(gpu.roofline_us(work) / share)
