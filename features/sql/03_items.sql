@@ -76,7 +76,8 @@ SELECT n.trace_key, n.step_id, n.op_id,
        op_bytes(o.name, o.input_dims, o.input_types) / n.op_items AS bytes,
        input_numel(o.input_dims, 0) AS in0_numel,
        input_numel(o.input_dims, 1) AS in1_numel,
-       dtype_bytes(o.input_dims, o.input_types) AS dtype_bytes
+       dtype_bytes(o.input_dims, o.input_types) AS dtype_bytes,
+       product_alignment(o.name, o.input_dims) AS product_alignment
 FROM (SELECT trace_key, step_id, op_id, COUNT(*) AS op_items
       FROM fx_gpu WHERE op_id IS NOT NULL GROUP BY trace_key, step_id, op_id) n
 LEFT JOIN fx_ops_in o ON o.trace_key = n.trace_key AND o.op_id = n.op_id
@@ -99,7 +100,7 @@ WITH named AS (
 ),
 with_op AS (
   SELECT n.*, op.op_code, op.op_depth, op.phase, op.flops, op.bytes AS op_bytes,
-         op.in0_numel, op.in1_numel, op.dtype_bytes
+         op.in0_numel, op.in1_numel, op.dtype_bytes, op.product_alignment
   FROM fx_op_features op
   RIGHT JOIN named n ON op.trace_key = n.trace_key AND op.step_id = n.step_id AND op.op_id = n.op_id
 )
@@ -113,7 +114,7 @@ SELECT w.trace_key, w.step_id, w.start_ns, w.dur_ns, w.item_kind, w.tie_1, w.tie
        END AS INT) AS family,
        w.op_code, w.op_depth, w.phase, w.flops,
        COALESCE(CAST(w.copy_bytes AS DOUBLE), w.op_bytes) AS bytes,
-       w.in0_numel, w.in1_numel, w.dtype_bytes,
+       w.in0_numel, w.in1_numel, w.dtype_bytes, w.product_alignment,
        w.start_ns - l.start_ns AS launch_delay_ns
 FROM fx_launches l
 RIGHT JOIN with_op w ON l.trace_key = w.trace_key AND l.launch_id = w.launch_id;
@@ -122,7 +123,7 @@ CREATE VIEW fx_items AS
 SELECT trace_key, step_id,
        CAST(ROW_NUMBER() OVER seq_order - 1 AS BIGINT) AS seq,
        start_ns, dur_ns, family, op_code, phase, op_depth, flops, bytes,
-       in0_numel, in1_numel, dtype_bytes,
+       in0_numel, in1_numel, dtype_bytes, product_alignment,
        grid, block, registers, shared_memory_bytes, occupancy_pct, launch_delay_ns,
        COALESCE(LEAD(start_ns) OVER seq_order, MAX(start_ns + dur_ns) OVER seq_order) - start_ns AS contrib_ns,
        COALESCE(LEAD(start_ns) OVER seq_order, MAX(start_ns + dur_ns) OVER seq_order) - (start_ns + dur_ns) AS gap_ns

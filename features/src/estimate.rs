@@ -200,8 +200,7 @@ pub fn estimate(name: &str, inputs: &Inputs<'_>) -> Option<(f64, f64)> {
     let input_bytes = inputs.input_bytes();
     let backward = name.contains("backward");
     let estimate = match kind_of(name) {
-        Kind::Matmul => matmul(inputs),
-        Kind::Linear => linear(inputs),
+        Kind::Matmul | Kind::Linear => product(name, inputs).map(|p| p.estimate()),
         Kind::Conv => conv(inputs, false),
         Kind::ConvBackward => conv(inputs, true),
         Kind::Attention => attention(inputs, backward),
@@ -216,37 +215,103 @@ pub fn estimate(name: &str, inputs: &Inputs<'_>) -> Option<(f64, f64)> {
     Some(estimate.unwrap_or((big_numel, input_bytes + big_numel * e)))
 }
 
+/// A matrix product's dimensions: `batch` products of `[rows, inner] x
+/// [inner, cols]`, and the element sizes of its two factors.
+struct Product {
+    batch: f64,
+    rows: f64,
+    cols: f64,
+    inner: f64,
+    elem_a: f64,
+    elem_b: f64,
+}
+
+impl Product {
+    /// (FLOPs, bytes): two FLOPs per multiply-add; the factors read and
+    /// the output (in the first factor's type) written once.
+    fn estimate(&self) -> (f64, f64) {
+        let Product {
+            batch,
+            rows,
+            cols,
+            inner,
+            elem_a,
+            elem_b,
+        } = *self;
+        (
+            2.0 * batch * rows * inner * cols,
+            batch * (rows * inner * elem_a + inner * cols * elem_b + rows * cols * elem_a),
+        )
+    }
+}
+
+/// The product an operator runs, if it is a forward matrix product whose shapes the trace gives.
+fn product(name: &str, inputs: &Inputs<'_>) -> Option<Product> {
+    match kind_of(name) {
+        Kind::Matmul => matmul(inputs),
+        Kind::Linear => linear(inputs),
+        _ => None,
+    }
+}
+
+/// The largest alignment [`product_alignment`] reports.
+const MAX_ALIGNMENT: i64 = 64;
+
+/// The largest power of two, up to 64, that divides every dimension (rows,
+/// cols and inner) of the matrix product an operator runs; `None` for
+/// other operators and products without shapes. Tensor-core kernels need
+/// aligned dimensions (cuBLAS's fast 16-bit ones a multiple of 8): the op
+/// model prices a float32 trace's product in 16 bits by it (GPT-2's LM head
+/// over its 50257-word vocabulary has alignment 1).
+pub fn product_alignment(name: &str, inputs: &Inputs<'_>) -> Option<i32> {
+    let p = product(name, inputs)?;
+    let mut alignment = MAX_ALIGNMENT;
+    for d in [p.rows, p.cols, p.inner] {
+        // A dimension past i64 or below 1 says nothing; 0 divides by all.
+        let d = d as i64;
+        if d > 0 {
+            alignment = alignment.min(1 << d.trailing_zeros().min(MAX_ALIGNMENT.trailing_zeros()));
+        }
+    }
+    Some(alignment as i32)
+}
+
 /// `mm`, `addmm`, `bmm`, `baddbmm`, `matmul`: the last two tensor inputs are the factors.
-fn matmul(inputs: &Inputs<'_>) -> Option<(f64, f64)> {
+fn matmul(inputs: &Inputs<'_>) -> Option<Product> {
     let tensors: Vec<(usize, &[i64])> = inputs.tensors().collect();
     let [.., (ia, a), (ib, b)] = tensors.as_slice() else {
         return None;
     };
-    let (m, k) = match a.len() {
+    let (rows, inner) = match a.len() {
         1 => (1.0, a[0] as f64),
         n => (a[n - 2] as f64, a[n - 1] as f64),
     };
-    let n = if b.len() >= 2 { b[b.len() - 1] as f64 } else { 1.0 };
+    let cols = if b.len() >= 2 { b[b.len() - 1] as f64 } else { 1.0 };
     let batch_a = if a.len() > 2 { numel(&a[..a.len() - 2]) } else { 1.0 };
     let batch_b = if b.len() > 2 { numel(&b[..b.len() - 2]) } else { 1.0 };
-    let batch = batch_a.max(batch_b);
-    let flops = 2.0 * batch * m * k * n;
-    let bytes = batch * (m * k * inputs.elem(*ia) + k * n * inputs.elem(*ib) + m * n * inputs.elem(*ia));
-    Some((flops, bytes))
+    Some(Product {
+        batch: batch_a.max(batch_b),
+        rows,
+        cols,
+        inner,
+        elem_a: inputs.elem(*ia),
+        elem_b: inputs.elem(*ib),
+    })
 }
 
-/// `linear(input [..., K], weight [N, K], bias)`.
-fn linear(inputs: &Inputs<'_>) -> Option<(f64, f64)> {
+/// `linear(input [..., K], weight [N, K], bias)`: one product of all the input's rows.
+fn linear(inputs: &Inputs<'_>) -> Option<Product> {
     let (ix, x) = inputs.tensor(0)?;
     let (iw, w) = inputs.tensor(1)?;
-    let (&k, rows) = x.split_last()?;
-    let n = *w.first()? as f64;
-    let m = numel(rows);
-    let k = k as f64;
-    Some((
-        2.0 * m * k * n,
-        m * k * inputs.elem(ix) + n * k * inputs.elem(iw) + m * n * inputs.elem(ix),
-    ))
+    let (&inner, rows) = x.split_last()?;
+    Some(Product {
+        batch: 1.0,
+        rows: numel(rows),
+        cols: *w.first()? as f64,
+        inner: inner as f64,
+        elem_a: inputs.elem(ix),
+        elem_b: inputs.elem(iw),
+    })
 }
 
 /// Convolutions: forward `(input [N, C, spatial..], weight [O, C/g, kernel..])`;
@@ -334,6 +399,34 @@ mod tests {
             est("aten::linear", &[&[4, 16, 512], &[1024, 512], &[1024]], &["float"; 3]).0,
             2.0 * 64.0 * 512.0 * 1024.0
         );
+    }
+
+    fn alignment(name: &str, shapes: &[&[i64]]) -> Option<i32> {
+        let shapes: Vec<Option<&[i64]>> = shapes.iter().map(|s| Some(*s)).collect();
+        let types = vec![Some("float"); shapes.len()];
+        product_alignment(
+            name,
+            &Inputs {
+                shapes: &shapes,
+                types: &types,
+            },
+        )
+    }
+
+    #[test]
+    fn a_products_alignment_is_the_largest_power_of_two_dividing_its_dimensions() {
+        // GPT-2's LM head: 50257 columns.
+        assert_eq!(alignment("aten::mm", &[&[4096, 768], &[768, 50257]]), Some(1));
+        assert_eq!(alignment("aten::mm", &[&[4096, 768], &[768, 50304]]), Some(64));
+        assert_eq!(alignment("aten::linear", &[&[8, 512, 1024], &[30522, 1024]]), Some(2));
+        assert_eq!(
+            alignment("aten::addmm", &[&[1024], &[4100, 1024], &[1024, 1024]]),
+            Some(4)
+        );
+        // The batch of a batched product is not a dimension of each product.
+        assert_eq!(alignment("aten::bmm", &[&[12, 72, 128], &[12, 128, 64]]), Some(8));
+        assert_eq!(alignment("aten::add", &[&[10], &[10]]), None);
+        assert_eq!(alignment("aten::convolution", &[&[3, 3, 7, 7], &[64, 3, 7, 7]]), None);
     }
 
     #[test]

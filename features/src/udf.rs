@@ -11,11 +11,18 @@ use datafusion::prelude::SessionContext;
 use tracecast_schemas::ColType;
 use tracecast_schemas::features::stable_code;
 
-use crate::estimate::{Inputs, estimate};
+use crate::estimate::{Inputs, estimate, product_alignment};
 
 /// Registers every function on the session.
 pub fn register(ctx: &SessionContext) {
-    for udf in [op_flops(), op_bytes(), input_numel(), dtype_bytes(), name_code()] {
+    for udf in [
+        op_flops(),
+        op_bytes(),
+        input_numel(),
+        dtype_bytes(),
+        product_alignment_udf(),
+        name_code(),
+    ] {
         ctx.register_udf(udf);
     }
 }
@@ -166,6 +173,33 @@ fn dtype_bytes() -> ScalarUDF {
                 0,
                 Some(1),
                 |_, inputs| inputs.first_dtype_bytes().map(|b| b as i32),
+                |v| Arc::new(Int32Array::from(v)),
+            )
+        }),
+    )
+}
+
+/// `product_alignment(name, input_dims)`: the largest power of two (up to
+/// 64) dividing every dimension of the matrix product an operator runs;
+/// null for other operators.
+fn product_alignment_udf() -> ScalarUDF {
+    create_udf(
+        "product_alignment",
+        vec![DataType::Utf8, dims_type()],
+        DataType::Int32,
+        Volatility::Immutable,
+        Arc::new(|args: &[ColumnarValue]| {
+            let arrays = ColumnarValue::values_to_arrays(args)?;
+            let names = arrays[0].as_string::<i32>();
+            per_row(
+                &arrays,
+                1,
+                None,
+                |row, inputs| {
+                    (!names.is_null(row))
+                        .then(|| product_alignment(names.value(row), inputs))
+                        .flatten()
+                },
                 |v| Arc::new(Int32Array::from(v)),
             )
         }),

@@ -128,11 +128,15 @@ pub(crate) fn speedup(work: &OpWork, gpu: &GpuSpec) -> f64 {
 }
 
 /// Whether every dimension of a matrix product is a multiple of 8
-/// elements; a product without a known shape (a trace kernel's FLOPs and
-/// bytes only) is taken to be aligned, as most are.
+/// elements, by its shape or, for a trace's kernel, by its operator's
+/// `product_alignment`; a product with neither is taken to be aligned, as
+/// most are.
 fn aligned_for_half_tensor_cores(work: &OpWork) -> bool {
-    work.gemm
-        .is_none_or(|g| [g.rows, g.cols, g.inner].iter().all(|d| d % HALF_ALIGNMENT == 0.0))
+    match (work.gemm, work.product_alignment) {
+        (Some(g), _) => [g.rows, g.cols, g.inner].iter().all(|d| d % HALF_ALIGNMENT == 0.0),
+        (None, Some(alignment)) => alignment % HALF_ALIGNMENT == 0.0,
+        (None, None) => true,
+    }
 }
 
 fn exponent_of(path: Tf32Path) -> f64 {
@@ -251,6 +255,20 @@ mod tests {
             from_float32_price(&unaligned, &gpu, 1e-3, 0.0),
             gpu.roofline_us(&unaligned) / HALF_UNALIGNED_ROOFLINE_SHARE
         );
+        // A trace's kernel carries no dimensions, only its operator's
+        // alignment: below 8 it gains as little; unknown, as much as aligned.
+        let kernel = OpWork {
+            gemm: None,
+            ..unaligned
+        };
+        let with = |alignment| OpWork {
+            product_alignment: alignment,
+            ..kernel
+        };
+        assert_eq!(speedup(&with(Some(1.0)), &gpu), speedup(&unaligned, &gpu));
+        assert_eq!(speedup(&with(Some(4.0)), &gpu), speedup(&unaligned, &gpu));
+        assert_eq!(speedup(&with(Some(8.0)), &gpu), speedup(&with(None), &gpu));
+        assert!(speedup(&with(Some(1.0)), &gpu) < speedup(&with(Some(64.0)), &gpu));
         let unaligned_conv = OpWork {
             kind: OpKind::Conv,
             ..unaligned

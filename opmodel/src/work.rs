@@ -148,6 +148,12 @@ pub struct OpWork {
     /// `allow_tf32` switches), on a GPU that has them, and whose kernels.
     #[serde(default)]
     pub tf32: Tf32Path,
+    /// For a matrix product whose dimensions `gemm` does not carry (a
+    /// trace's kernel): the largest power of two dividing them all, from
+    /// its launching operator's shapes (the feature table's
+    /// `product_alignment`). `None` where unknown.
+    #[serde(default)]
+    pub product_alignment: Option<f64>,
 }
 
 /// The 16-bit type of a mixed-precision run (`torch.autocast`'s dtype).
@@ -216,6 +222,7 @@ impl OpWork {
             elements,
             row_len: 0.0,
             tf32: Tf32Path::Off,
+            product_alignment: None,
         }
     }
 

@@ -171,7 +171,8 @@ pub fn window_deltas(
             column_f64(batch, &position_column(p, name))
                 .ok_or_else(|| bad(format!("no `{}` column", position_column(p, name))))
         };
-        // Older feature tables lack the input sizes: no casts then.
+        // Optional: a table selected without them (`--sql-dir`) prices no
+        // casts, and its products as aligned.
         let sizes = |p: usize, name: &str| column_f64(batch, &position_column(p, name));
         let mut cols = Vec::new();
         for p in central.clone() {
@@ -185,6 +186,7 @@ pub fn window_deltas(
                 dur: col(p, "dur_ns")?,
                 in0: sizes(p, "in0_numel"),
                 in1: sizes(p, "in1_numel"),
+                alignment: sizes(p, "product_alignment"),
             });
         }
         for i in 0..batch.num_rows() {
@@ -208,6 +210,7 @@ pub fn window_deltas(
                     let convolution = convolution_codes.contains(&(c.op_code[i] as i32));
                     let (mut work, known) = kernel_work(f, c.flops[i], c.bytes[i], c.dtype[i], d, rec);
                     work.tf32 = asked_tf32.path(work.kind, convolution);
+                    work.product_alignment = c.alignment.as_ref().map(|a| a[i]).filter(|a| a.is_finite());
                     let as_recorded = OpWork {
                         tf32: recorded_tf32.path(work.kind, convolution),
                         ..work
@@ -339,6 +342,7 @@ struct PositionColumns {
     dur: Vec<f64>,
     in0: Option<Vec<f64>>,
     in1: Option<Vec<f64>>,
+    alignment: Option<Vec<f64>>,
 }
 
 /// Autocast's decision for every item, each step of each trace passed in

@@ -94,6 +94,9 @@ pub enum Role {
     /// Describes the recorded GPU by name or count; the hardware profile's
     /// figures are the inputs instead, so that another GPU can replace them.
     RecordedHardware,
+    /// Describes an operator for the op model's what-ifs (`predict`), not a
+    /// window-model input: the window model learns from FLOPs and bytes.
+    OpModelOnly,
 }
 
 impl Column {
@@ -128,6 +131,13 @@ impl Column {
     pub const fn recorded_hardware(self) -> Column {
         Column {
             role: Role::RecordedHardware,
+            ..self
+        }
+    }
+
+    pub const fn op_model_only(self) -> Column {
+        Column {
+            role: Role::OpModelOnly,
             ..self
         }
     }

@@ -18,7 +18,7 @@ use arrow::datatypes::{Field, Schema, SchemaRef};
 use crate::column::{ColType::*, Column, TableDef, opt, req};
 
 /// Format version of the feature directory (`features.json`, both tables).
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 /// `format` field of `features.json`.
 pub const MANIFEST_FORMAT: &str = "tracecast.features";
 /// The manifest's file name in a feature directory: the commit point (part
@@ -432,6 +432,14 @@ pub const FEATURE_POSITIONS: TableDef = TableDef {
             "bytes",
             "Element size of the operator's first tensor input.",
         ).few_values(),
+        opt(
+            "product_alignment",
+            Int32,
+            "elements",
+            "For a matrix product (mm, addmm, bmm, baddbmm, matmul, linear): the largest power of two, up to 64, that divides its rows, columns and inner dimension; null for other operators. A 16-bit what-if prices products whose alignment is below 8 on cuBLAS's slower kernels. Not a window-model input.",
+        )
+        .few_values()
+        .op_model_only(),
         opt("grid", Int64, "count", "Blocks in the grid (x*y*z).")
             .few_values()
             .batch_scaled(),
