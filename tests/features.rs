@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use arrow::array::AsArray;
-use arrow::datatypes::Int64Type;
+use arrow::datatypes::{DataType, Int32Type, Int64Type};
 use arrow::record_batch::RecordBatch;
 use common::*;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
@@ -56,6 +56,26 @@ fn int_column<'a>(batch: &'a RecordBatch, name: &str) -> &'a arrow::array::Int64
         .column_by_name(name)
         .unwrap_or_else(|| panic!("no column {name}"))
         .as_primitive::<Int64Type>()
+}
+
+/// The distinct non-null `pNN_product_alignment` values of a feature table.
+fn product_alignments(out: &Path) -> Vec<i32> {
+    let mut seen = std::collections::BTreeSet::new();
+    for batch in read_table(&out.join("windows")) {
+        let schema = batch.schema();
+        let columns: Vec<&str> = schema
+            .fields()
+            .iter()
+            .map(|f| f.name().as_str())
+            .filter(|n| n.ends_with("_product_alignment"))
+            .collect();
+        assert!(!columns.is_empty(), "no product_alignment columns");
+        for name in columns {
+            let column = arrow::compute::cast(batch.column_by_name(name).unwrap(), &DataType::Int32).unwrap();
+            seen.extend(column.as_primitive::<Int32Type>().iter().flatten());
+        }
+    }
+    seen.into_iter().collect()
 }
 
 fn manifest(out: &Path) -> serde_json::Value {
@@ -156,6 +176,8 @@ fn fixture_windows_tile_steps_and_runs_are_incremental() {
     let steps = assert_windows_tile_steps(&lake, &out, 2);
     assert!(steps > 0);
     cross_check(&lake, &out);
+    // The synthetic traces' products are [32, 1024] x [1024, 1024].
+    assert_eq!(product_alignments(&out), [32]);
 
     // Computed one trace at a time (--chunk-items 1), the windows are the same.
     let one_by_one = tmp.path().join("features-one-by-one");

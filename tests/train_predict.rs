@@ -922,10 +922,13 @@ fn tf32_auto_reads_the_recorded_runs_switches_from_its_kernels() {
 }
 
 /// A float32 GPT-2 small step (bench/corpus, H100, batch 32) priced under
-/// autocast in bfloat16 comes within 25% of the bfloat16 step measured
+/// autocast in bfloat16 comes within 15% of the bfloat16 step measured
 /// there without the profiler (244.6 ms): its residual stream, norms and
-/// GELU's `pow` stay float32 and the casts are priced. Every float32 kernel
-/// in 16 bits with no casts, it had been 38% fast.
+/// GELU's `pow` stay float32, the casts are priced, and its LM head (a
+/// vocabulary of 50257, the feature table's `product_alignment` 1) runs
+/// on cuBLAS's slower unaligned kernels. Every float32 kernel in 16 bits
+/// with no casts, it had been 38% fast; with the LM head priced as
+/// aligned, 17.5% fast.
 #[test]
 fn a_bfloat16_what_if_prices_autocasts_casts() {
     let corpus = workspace_root().join("bench/corpus/h100-80gb-hbm3");
@@ -936,7 +939,7 @@ fn a_bfloat16_what_if_prices_autocasts_casts() {
     let args = ["--trace", s(&trace), "--trace-batch-size", "32", "--precision", "bf16"];
     let priced = predicted_iteration_ms(&dir.path().join("bf16"), &args);
     assert!(
-        (priced / measured - 1.0).abs() < 0.25,
+        (priced / measured - 1.0).abs() < 0.15,
         "priced {priced:.1} ms, measured {measured:.1} ms"
     );
     let noted_dir = dir.path().join("noted");

@@ -245,7 +245,8 @@ impl Product {
     }
 }
 
-/// The product an operator runs, if it is a forward matrix product whose shapes the trace gives.
+/// The product a matrix-product operator (`mm`, `addmm`, `bmm`, `baddbmm`,
+/// `matmul`, `linear`, in either pass) runs, where the trace gives its shapes.
 fn product(name: &str, inputs: &Inputs<'_>) -> Option<Product> {
     match kind_of(name) {
         Kind::Matmul => matmul(inputs),
@@ -267,7 +268,7 @@ pub fn product_alignment(name: &str, inputs: &Inputs<'_>) -> Option<i32> {
     let p = product(name, inputs)?;
     let mut alignment = MAX_ALIGNMENT;
     for d in [p.rows, p.cols, p.inner] {
-        // A dimension past i64 or below 1 says nothing; 0 divides by all.
+        // An empty dimension (0) constrains nothing.
         let d = d as i64;
         if d > 0 {
             alignment = alignment.min(1 << d.trailing_zeros().min(MAX_ALIGNMENT.trailing_zeros()));
