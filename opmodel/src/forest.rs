@@ -13,19 +13,38 @@ const MISSING_NAN: u8 = 2;
 /// LightGBM's `kZeroThreshold`: values this close to 0 count as zero.
 const ZERO: f64 = 1e-35;
 
-/// Every tree's split nodes and leaves in flat arrays.
+/// One node of a tree. Split nodes come first; each leaf follows as a
+/// node whose children are itself, so a walk that goes on past a leaf
+/// stays there (`Forest::predict_rows` walks several rows in step).
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    threshold: f64,
+    feature: u32,
+    /// Children, as node indices within the tree.
+    left: u32,
+    right: u32,
+    decision: u8,
+}
+
+/// Where a tree's nodes and leaf values start, and how many split nodes it has.
+#[derive(Clone, Copy, Debug)]
+struct TreeAt {
+    first_node: u32,
+    first_leaf: u32,
+    splits: u32,
+}
+
+/// Every tree's nodes and leaves in flat arrays.
 #[derive(Debug, Default)]
 pub(crate) struct Forest {
-    /// Per tree: its first split node and first leaf.
-    roots: Vec<(u32, u32)>,
-    feature: Vec<u32>,
-    threshold: Vec<f64>,
-    decision: Vec<u8>,
-    /// Children: >= 0 a split node of the same tree, < 0 the leaf !child.
-    left: Vec<i32>,
-    right: Vec<i32>,
+    trees: Vec<TreeAt>,
+    nodes: Vec<Node>,
     leaf_value: Vec<f64>,
 }
+
+/// Rows a tree walks at once: their walks are independent, so the CPU
+/// overlaps them instead of waiting on one row's chain of node loads.
+const LANES: usize = 8;
 
 fn values<T: std::str::FromStr>(line: &str, key: &str) -> Result<Vec<T>, String> {
     line.split(' ')
@@ -52,7 +71,7 @@ impl Forest {
             }
             forest.push_tree(line, &fields)?;
         }
-        if forest.roots.is_empty() {
+        if forest.trees.is_empty() {
             return Err("no trees in the model text".into());
         }
         Ok(forest)
@@ -64,10 +83,15 @@ impl Forest {
         if get("num_cat").is_ok_and(|n| n.trim() != "0") {
             return Err(format!("{header}: categorical splits are not supported"));
         }
-        let first_node = self.feature.len() as u32;
-        self.roots.push((first_node, self.leaf_value.len() as u32));
+        let first_node = self.nodes.len() as u32;
+        let first_leaf = self.leaf_value.len() as u32;
         self.leaf_value.extend_from_slice(&leaves);
         if leaves.len() == 1 {
+            self.trees.push(TreeAt {
+                first_node,
+                first_leaf,
+                splits: 0,
+            });
             return Ok(());
         }
         let feature: Vec<u32> = values(get("split_feature")?, "split_feature")?;
@@ -88,27 +112,53 @@ impl Forest {
         if decision.iter().any(|d| d & CATEGORICAL != 0) {
             return Err(format!("{header}: categorical splits are not supported"));
         }
-        let in_range = |c: i32| {
-            if c >= 0 {
-                (c as usize) < n
+        // LightGBM's children: >= 0 a split node, < 0 the leaf !child; here
+        // leaf k is node n + k.
+        let node_of = |c: i32| -> Option<u32> {
+            let index = if c >= 0 {
+                ((c as usize) < n).then_some(c as usize)
             } else {
-                ((!c) as usize) < leaves.len()
-            }
+                (((!c) as usize) < leaves.len()).then_some(n + (!c) as usize)
+            };
+            index.map(|i| i as u32)
         };
-        if !left.iter().chain(&right).all(|&c| in_range(c)) {
-            return Err(format!("{header}: a child index out of range"));
+        for i in 0..n {
+            let (Some(l), Some(r)) = (node_of(left[i]), node_of(right[i])) else {
+                return Err(format!("{header}: a child index out of range"));
+            };
+            self.nodes.push(Node {
+                threshold: threshold[i],
+                feature: feature[i],
+                left: l,
+                right: r,
+                decision: decision[i],
+            });
         }
-        self.feature.extend(feature);
-        self.threshold.extend(threshold);
-        self.decision.extend(decision);
-        self.left.extend(left);
-        self.right.extend(right);
+        for k in 0..leaves.len() {
+            let itself = (n + k) as u32;
+            self.nodes.push(Node {
+                threshold: 0.0,
+                feature: 0,
+                left: itself,
+                right: itself,
+                decision: 0,
+            });
+        }
+        self.trees.push(TreeAt {
+            first_node,
+            first_leaf,
+            splits: n as u32,
+        });
         Ok(())
     }
 
     /// Highest input index a split reads.
     pub(crate) fn max_feature(&self) -> Option<usize> {
-        self.feature.iter().max().map(|&f| f as usize)
+        self.trees
+            .iter()
+            .flat_map(|t| &self.nodes[t.first_node as usize..][..t.splits as usize])
+            .map(|node| node.feature as usize)
+            .max()
     }
 
     /// The raw score of one dense row: the sum of its leaves.
@@ -123,44 +173,50 @@ impl Forest {
     /// added in tree order, so its sum is the same to the bit.
     pub(crate) fn predict_rows<R: AsRef<[f64]>>(&self, rows: &[R]) -> Vec<f64> {
         let mut sums = vec![0.0; rows.len()];
-        for (t, &(first_node, first_leaf)) in self.roots.iter().enumerate() {
-            let leaves_end = self.roots.get(t + 1).map_or(self.leaf_value.len(), |r| r.1 as usize);
-            let leaves = &self.leaf_value[first_leaf as usize..leaves_end];
-            if leaves.len() == 1 {
+        for (t, tree) in self.trees.iter().enumerate() {
+            let leaves_end = self
+                .trees
+                .get(t + 1)
+                .map_or(self.leaf_value.len(), |n| n.first_leaf as usize);
+            let leaves = &self.leaf_value[tree.first_leaf as usize..leaves_end];
+            if tree.splits == 0 {
                 sums.iter_mut().for_each(|s| *s += leaves[0]);
                 continue;
             }
-            for (row, sum) in rows.iter().zip(&mut sums) {
-                let row = row.as_ref();
-                let mut node = first_node as usize;
-                let leaf = loop {
-                    let child = self.child(node, row[self.feature[node] as usize]);
-                    if child < 0 {
-                        break (!child) as usize;
+            let nodes = &self.nodes[tree.first_node as usize..][..tree.splits as usize + leaves.len()];
+            for (rows, sums) in rows.chunks(LANES).zip(sums.chunks_mut(LANES)) {
+                let mut at = [0u32; LANES];
+                // Every lane steps until all have reached a leaf (a leaf steps to itself).
+                while at[..rows.len()].iter().any(|&a| a < tree.splits) {
+                    for (a, row) in at.iter_mut().zip(rows) {
+                        let node = &nodes[*a as usize];
+                        *a = child(node, row.as_ref()[node.feature as usize]);
                     }
-                    node = first_node as usize + child as usize;
-                };
-                *sum += leaves[leaf];
+                }
+                for (sum, a) in sums.iter_mut().zip(at) {
+                    *sum += leaves[(a - tree.splits) as usize];
+                }
             }
         }
         sums
     }
+}
 
-    /// LightGBM's numerical decision at a split node.
-    fn child(&self, node: usize, value: f64) -> i32 {
-        let decision = self.decision[node];
-        let missing = (decision >> 2) & 3;
-        let value = if value.is_nan() && missing != MISSING_NAN {
-            0.0
-        } else {
-            value
-        };
-        let is_missing = (missing == MISSING_ZERO && value.abs() <= ZERO) || (missing == MISSING_NAN && value.is_nan());
-        let go_left = if is_missing {
-            decision & DEFAULT_LEFT != 0
-        } else {
-            value <= self.threshold[node]
-        };
-        if go_left { self.left[node] } else { self.right[node] }
-    }
+/// LightGBM's numerical decision at a split node: the child's node index.
+#[inline]
+fn child(node: &Node, value: f64) -> u32 {
+    let decision = node.decision;
+    let missing = (decision >> 2) & 3;
+    let value = if value.is_nan() && missing != MISSING_NAN {
+        0.0
+    } else {
+        value
+    };
+    let is_missing = (missing == MISSING_ZERO && value.abs() <= ZERO) || (missing == MISSING_NAN && value.is_nan());
+    let go_left = if is_missing {
+        decision & DEFAULT_LEFT != 0
+    } else {
+        value <= node.threshold
+    };
+    if go_left { node.left } else { node.right }
 }
