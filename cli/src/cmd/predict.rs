@@ -131,10 +131,12 @@ pub struct PredictArgs {
     /// `pow`, sums, losses) stays float32; other kernels run in their
     /// inputs' type, traced by element count (a transformer's residual
     /// stream stays float32, a convolution net's activations go to 16
-    /// bits); the optimizer step stays float32. The two price alike; on
-    /// GPUs without bfloat16 tensor cores, V100 and T4, PyTorch emulates
-    /// bfloat16, and a note says so. Scored by bench/whatif_corpus.py and
-    /// bench/half_h100.sh.
+    /// bits); the optimizer step stays float32. A product with a dimension
+    /// that is not a multiple of 8 (an LM head over GPT-2's 50257 words;
+    /// the feature table's `product_alignment`) gains less, as cuBLAS runs
+    /// it. The two price alike; on GPUs without bfloat16 tensor cores, V100
+    /// and T4, PyTorch emulates bfloat16, and a note says so. Scored by
+    /// bench/whatif_corpus.py and bench/half_h100.sh.
     #[arg(long, value_parser = ["recorded", "bf16", "fp16"], default_value = "recorded")]
     precision: String,
     /// The batch size per GPU the --trace was recorded with (instead of a labels file).
