@@ -219,9 +219,18 @@ pub struct Speed {
     /// Seconds on the GPUs each was measured on (trained GPUs).
     pub trained_seconds: f64,
     /// The same operators on a GPU it never trained on (its guards price
-    /// them on trained GPUs too, `OpModel::predict_us`): its name and the
-    /// seconds; `None` where the GPU table has no such GPU.
-    pub unseen: Option<(String, f64)>,
+    /// them on trained GPUs too, `OpModel::predict_us`); `None` where the
+    /// GPU table has no such GPU.
+    pub unseen: Option<UnseenSpeed>,
+}
+
+/// The speed measurement's run on a GPU the model never trained on.
+#[derive(Clone, Debug)]
+pub struct UnseenSpeed {
+    pub gpu: String,
+    pub seconds: f64,
+    /// Of its operators, the share the floor priced (`OpModel::floored_share`).
+    pub floored_share: f64,
 }
 
 /// The training operators, repeated to a million, priced in one call on
@@ -243,7 +252,11 @@ fn speed(model: &OpModel, collected: &Collected, gpus: &GpuTable) -> Result<Spee
     let unseen = match new {
         Some(g) => {
             let pairs: Vec<(OpWork, &GpuSpec)> = works().map(|s| (s.work, g)).collect();
-            Some((g.name.clone(), timed(&pairs)?))
+            Some(UnseenSpeed {
+                gpu: g.name.clone(),
+                seconds: timed(&pairs)?,
+                floored_share: model.floored_share(&pairs, Timing::Workload),
+            })
         }
         None => None,
     };

@@ -354,6 +354,11 @@ impl OpModel {
     /// It costs up to one more tree walk per trained GPU (`tracecast ops
     /// bench` prints the speed on a GPU the model never trained on).
     fn floored(&self, pairs: &[(&OpWork, &GpuSpec)], timing: Timing) -> Vec<f64> {
+        self.floor(pairs, timing).0
+    }
+
+    /// [`Self::floored`]'s prices, and how many of them the floor set.
+    fn floor(&self, pairs: &[(&OpWork, &GpuSpec)], timing: Timing) -> (Vec<f64>, usize) {
         let priced = self.trees_us(pairs, timing);
         let utilisation: Vec<f64> = priced.iter().map(|(t, roof)| roof / t).collect();
         let mut lowest = vec![f64::INFINITY; pairs.len()];
@@ -377,10 +382,34 @@ impl OpModel {
             open = still_open;
         }
         let mut floored: Vec<f64> = priced.iter().map(|(t, _)| *t).collect();
-        for i in open {
+        for &i in &open {
             floored[i] = priced[i].1 / lowest[i];
         }
-        floored
+        (floored, open.len())
+    }
+
+    /// Of float32 `pairs` on GPUs the model never trained on, the share
+    /// whose price the floor sets: those the trees put below every trained
+    /// GPU's utilisation, priced as the least efficient trained GPU runs
+    /// them. How much of a new GPU's price is the guard, not the learning
+    /// (`tracecast ops bench` prints it); 0 where every GPU was trained on.
+    pub fn floored_share(&self, pairs: &[(OpWork, &GpuSpec)], timing: Timing) -> f64 {
+        let (floored, unseen) = pairs
+            .par_chunks(BLOCK)
+            .map(|block| {
+                let unseen: Vec<(&OpWork, &GpuSpec)> = block
+                    .iter()
+                    .filter(|(_, gpu)| !self.knows_figures_of(gpu))
+                    .map(|(work, gpu)| (work, *gpu))
+                    .collect();
+                (self.floor(&unseen, timing).1, unseen.len())
+            })
+            .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        if unseen == 0 {
+            0.0
+        } else {
+            floored as f64 / unseen as f64
+        }
     }
 
     /// A GEMM or convolution on a GPU whose ridge point (peak rate over
@@ -613,6 +642,20 @@ mod tests {
             }
         }
         assert!(bound > 0, "the floor never bound: the test does not exercise it");
+        // The share the floor sets, as `ops bench` reports it: where it
+        // bound on the new GPU, and nowhere on a trained one.
+        let works: Vec<OpWork> = samples.iter().filter(|s| s.gpu == 0).map(|s| s.work).collect();
+        let share = |g: &GpuSpec| {
+            let pairs: Vec<(OpWork, &GpuSpec)> = works.iter().map(|w| (*w, g)).collect();
+            model.floored_share(&pairs, Timing::Workload)
+        };
+        let expected = bound as f64 / works.len() as f64;
+        assert!(
+            (share(&new) - expected).abs() <= 1.0 / works.len() as f64,
+            "{} vs {expected}",
+            share(&new)
+        );
+        assert_eq!(share(&renamed), 0.0);
     }
 
     /// Tensor-core work (TF32 here, 16-bit alike but for its launch) is

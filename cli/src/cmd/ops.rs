@@ -327,10 +327,16 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
                     speed.trained_seconds,
                     rate(speed.trained_seconds)
                 );
-                if let Some((gpu, seconds)) = &speed.unseen {
+                if let Some(unseen) = &speed.unseen {
                     println!(
-                        "  and in {seconds:.2} s ({:.2} M ops/s) on {gpu}, which it never trained on",
-                        rate(*seconds)
+                        "  and in {:.2} s ({:.2} M ops/s) on {}, which it never trained on",
+                        unseen.seconds,
+                        rate(unseen.seconds),
+                        unseen.gpu
+                    );
+                    println!(
+                        "  (there the floor priced {:.0}% of them: the trees put them below every trained GPU's utilisation)",
+                        unseen.floored_share * 100.0
                     );
                 }
             }
