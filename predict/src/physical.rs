@@ -171,7 +171,7 @@ pub fn window_deltas(
             column_f64(batch, &position_column(p, name))
                 .ok_or_else(|| bad(format!("no `{}` column", position_column(p, name))))
         };
-        // Optional: a table selected without them (`--sql-dir`) prices no
+        // Optional: a table from edited SQL without them (`features --sql`) prices no
         // casts, and its products as aligned.
         let sizes = |p: usize, name: &str| column_f64(batch, &position_column(p, name));
         let mut cols = Vec::new();
