@@ -8,6 +8,8 @@
 //! which is exact. These are features, not measurements: consistent
 //! estimates matter more than exact ones.
 
+use tracecast_schemas::features;
+
 /// One operator's tensor inputs: shape (None for non-tensor inputs) and
 /// element size in bytes.
 pub struct Inputs<'a> {
@@ -255,26 +257,16 @@ fn product(name: &str, inputs: &Inputs<'_>) -> Option<Product> {
     }
 }
 
-/// The largest alignment [`product_alignment`] reports.
-const MAX_ALIGNMENT: i64 = 64;
-
-/// The largest power of two, up to 64, that divides every dimension (rows,
-/// cols and inner) of the matrix product an operator runs; `None` for
-/// other operators and products without shapes. Tensor-core kernels need
-/// aligned dimensions (cuBLAS's fast 16-bit ones a multiple of 8): the op
-/// model prices a float32 trace's product in 16 bits by it (GPT-2's LM head
-/// over its 50257-word vocabulary has alignment 1).
+/// The operator's `product_alignment` (`tracecast_schemas::features::product_alignment`):
+/// the largest power of two, up to 64, dividing every dimension of the
+/// matrix product it runs; `None` for other operators and products without
+/// shapes. Tensor-core kernels need aligned dimensions (cuBLAS's fast
+/// 16-bit ones a multiple of 8): the op model prices a float32 trace's
+/// product in 16 bits by it (GPT-2's LM head over its 50257-word vocabulary
+/// has alignment 1).
 pub fn product_alignment(name: &str, inputs: &Inputs<'_>) -> Option<i32> {
     let p = product(name, inputs)?;
-    let mut alignment = MAX_ALIGNMENT;
-    for d in [p.rows, p.cols, p.inner] {
-        // An empty dimension (0) constrains nothing.
-        let d = d as i64;
-        if d > 0 {
-            alignment = alignment.min(1 << d.trailing_zeros().min(MAX_ALIGNMENT.trailing_zeros()));
-        }
-    }
-    Some(alignment as i32)
+    Some(features::product_alignment([p.rows, p.cols, p.inner]))
 }
 
 /// `mm`, `addmm`, `bmm`, `baddbmm`, `matmul`: the last two tensor inputs are the factors.

@@ -3,6 +3,8 @@
 //! (what the trees know), sped up by the tensor cores' peak over that path's
 //! to a power measured for the library whose kernels run it.
 
+use tracecast_schemas::features::product_alignment;
+
 use crate::gpu::GpuSpec;
 use crate::work::{OpKind, OpWork, Tf32Path};
 
@@ -132,11 +134,11 @@ pub(crate) fn speedup(work: &OpWork, gpu: &GpuSpec) -> f64 {
 /// `product_alignment`; a product with neither is taken to be aligned, as
 /// most are.
 fn aligned_for_half_tensor_cores(work: &OpWork) -> bool {
-    match (work.gemm, work.product_alignment) {
-        (Some(g), _) => [g.rows, g.cols, g.inner].iter().all(|d| d % HALF_ALIGNMENT == 0.0),
-        (None, Some(alignment)) => alignment % HALF_ALIGNMENT == 0.0,
-        (None, None) => true,
-    }
+    let alignment = match work.gemm {
+        Some(g) => Some(f64::from(product_alignment([g.rows, g.cols, g.inner]))),
+        None => work.product_alignment,
+    };
+    alignment.is_none_or(|a| a % HALF_ALIGNMENT == 0.0)
 }
 
 fn exponent_of(path: Tf32Path) -> f64 {

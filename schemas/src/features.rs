@@ -470,6 +470,28 @@ pub const FEATURE_POSITIONS: TableDef = TableDef {
 
 pub const TABLES: [&TableDef; 3] = [&FEATURE_STEPS, &FEATURE_WINDOWS, &FEATURE_POSITIONS];
 
+/// The largest `product_alignment` a feature table holds.
+pub const MAX_PRODUCT_ALIGNMENT: i32 = 64;
+
+/// The `product_alignment` of a matrix product from its rows, columns and
+/// inner size: the largest power of two, up to 64, that divides all three.
+/// An empty dimension (0) constrains nothing; one that is not a whole
+/// number (a batch-scaled shape) has alignment 1. The feature pipeline
+/// writes it for a trace's products, and the op model reads the same rule
+/// from a product's shape, so the two cannot disagree.
+pub fn product_alignment(dims: [f64; 3]) -> i32 {
+    dims.iter().fold(MAX_PRODUCT_ALIGNMENT, |alignment, &d| {
+        let d = d.abs();
+        if d == 0.0 {
+            alignment
+        } else if d.fract() == 0.0 && d < 9.0e15 {
+            alignment.min(1 << (d as i64).trailing_zeros().min(MAX_PRODUCT_ALIGNMENT.trailing_zeros()))
+        } else {
+            1
+        }
+    })
+}
+
 /// The `op_code` of an operator name: a stable 31-bit code (FNV-1a), the
 /// same in every run and trace.
 pub fn stable_code(name: &str) -> i32 {
@@ -522,6 +544,18 @@ pub fn window_schema(w: usize) -> SchemaRef {
 mod tests {
     use super::*;
     use crate::column::Role;
+
+    #[test]
+    fn a_products_alignment_is_the_largest_power_of_two_dividing_its_dimensions() {
+        assert_eq!(product_alignment([4096.0, 50257.0, 768.0]), 1);
+        assert_eq!(product_alignment([4096.0, 30522.0, 1024.0]), 2);
+        assert_eq!(product_alignment([72.0, 64.0, 128.0]), 8);
+        assert_eq!(product_alignment([4096.0, 50304.0, 768.0]), MAX_PRODUCT_ALIGNMENT);
+        // An empty dimension constrains nothing; a fractional one is unaligned.
+        assert_eq!(product_alignment([0.0, 16.0, 32.0]), 16);
+        assert_eq!(product_alignment([16.5, 16.0, 32.0]), 1);
+        assert_eq!(product_alignment([f64::NAN, 16.0, 32.0]), 1);
+    }
 
     #[test]
     fn op_codes_are_stable() {
