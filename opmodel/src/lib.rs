@@ -229,7 +229,7 @@ pub struct Speed {
 pub struct UnseenSpeed {
     pub gpu: String,
     pub seconds: f64,
-    /// Of its operators, the share the floor priced (`OpModel::floored_share`).
+    /// Of the training operators, the share the floor priced there (`OpModel::floored_share`).
     pub floored_share: f64,
 }
 
@@ -252,10 +252,13 @@ fn speed(model: &OpModel, collected: &Collected, gpus: &GpuTable) -> Result<Spee
     let unseen = match new {
         Some(g) => {
             let pairs: Vec<(OpWork, &GpuSpec)> = works().map(|s| (s.work, g)).collect();
+            // The share over the training operators once each, not over
+            // their repeats: the floor is not run a second time on the million.
+            let distinct: Vec<(OpWork, &GpuSpec)> = collected.samples.iter().map(|s| (s.work, g)).collect();
             Some(UnseenSpeed {
                 gpu: g.name.clone(),
                 seconds: timed(&pairs)?,
-                floored_share: model.floored_share(&pairs, Timing::Workload),
+                floored_share: model.floored_share(&distinct, Timing::Workload),
             })
         }
         None => None,
