@@ -104,6 +104,24 @@ fn per_row<T>(
     Ok(ColumnarValue::Array(build(out)))
 }
 
+/// [`per_row`] for a function of an operator's name (argument 0) and its
+/// input dims (argument 1); rows without a name give null.
+fn per_named_row<T>(
+    arrays: &[ArrayRef],
+    types_at: Option<usize>,
+    f: impl Fn(&str, &Inputs<'_>) -> Option<T>,
+    build: impl FnOnce(Vec<Option<T>>) -> ArrayRef,
+) -> Result<ColumnarValue> {
+    let names = arrays[0].as_string::<i32>();
+    per_row(
+        arrays,
+        1,
+        types_at,
+        |row, inputs| (!names.is_null(row)).then(|| f(names.value(row), inputs)).flatten(),
+        build,
+    )
+}
+
 fn estimate_udf(name: &str, pick: fn((f64, f64)) -> f64) -> ScalarUDF {
     create_udf(
         name,
@@ -111,18 +129,10 @@ fn estimate_udf(name: &str, pick: fn((f64, f64)) -> f64) -> ScalarUDF {
         DataType::Float64,
         Volatility::Immutable,
         Arc::new(move |args: &[ColumnarValue]| {
-            let arrays = ColumnarValue::values_to_arrays(args)?;
-            let names = arrays[0].as_string::<i32>();
-            per_row(
-                &arrays,
-                1,
+            per_named_row(
+                &ColumnarValue::values_to_arrays(args)?,
                 Some(2),
-                |row, inputs| {
-                    (!names.is_null(row))
-                        .then(|| estimate(names.value(row), inputs))
-                        .flatten()
-                        .map(pick)
-                },
+                |name, inputs| estimate(name, inputs).map(pick),
                 |v| Arc::new(Float64Array::from(v)),
             )
         }),
@@ -189,19 +199,9 @@ fn product_alignment_udf() -> ScalarUDF {
         DataType::Int32,
         Volatility::Immutable,
         Arc::new(|args: &[ColumnarValue]| {
-            let arrays = ColumnarValue::values_to_arrays(args)?;
-            let names = arrays[0].as_string::<i32>();
-            per_row(
-                &arrays,
-                1,
-                None,
-                |row, inputs| {
-                    (!names.is_null(row))
-                        .then(|| product_alignment(names.value(row), inputs))
-                        .flatten()
-                },
-                |v| Arc::new(Int32Array::from(v)),
-            )
+            per_named_row(&ColumnarValue::values_to_arrays(args)?, None, product_alignment, |v| {
+                Arc::new(Int32Array::from(v))
+            })
         }),
     )
 }
