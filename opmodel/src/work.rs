@@ -29,6 +29,14 @@ pub enum OpKind {
 }
 
 impl OpKind {
+    /// Whether the kind's time is set by moving bytes, not by arithmetic.
+    pub fn streams_memory(self) -> bool {
+        matches!(
+            self,
+            OpKind::Elementwise | OpKind::Norm | OpKind::Softmax | OpKind::Reduction | OpKind::Gather | OpKind::Copy
+        )
+    }
+
     /// The kind's name in tables and reports.
     pub fn name(self) -> &'static str {
         match self {
