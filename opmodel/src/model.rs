@@ -120,7 +120,7 @@ pub struct ModelCard {
 /// What the op model cannot know from its data, written into every card.
 const KNOWN_LIMITS: [&str; 6] = [
     "FP32 only: every measurement is float32 with TF32 off; tensor-core work is priced as float32 work sped up by the tensor cores' peak over FP32's to a measured power: TF32 (predict --tf32, ops price --tf32) 0.567 for convolutions (ResNet-50 on one H100, 3.11x for a 7.39x peak ratio), 0.656 for matrix products (A100s, 3.92x for 8x; bench/tf32.sh); 16-bit (--precision, 16-bit traces and ETS files) 0.43 for convolutions (ResNet-50 on a V100, held to no slower than TF32; bench/half.sh: the power-limited T4 realises 0.214, so its float16 convolutions are priced fast) and 0.94 for matrix products, 0.59 for products with a dimension that is not a multiple of 8 (in a trace, by the launching operator's shapes: the feature table's product_alignment), never above 80% of the 16-bit roofline (44% unaligned), the launch (the price of the least work of the operator's kind) not sped up (isolated bfloat16 operators on an H100, bench/half_h100.sh: batched products 17.4%, linear 19.9%, convolutions 44.8% MAPE; the smallest are still priced fast, because NeuSight's harness spends about 20 µs of host time on each call); ops price --precision runs autocast's casts (as element-wise kernels) and float32 softmax and norms: Hugging Face's configurations under autocast on an H100 within -4.6% to +9.7% where the GPU is busy, and host-bound small batches are not modelled (bench/half_h100.sh); BERT-large training is priced within 23% of Lambda's measurements on eight GPUs with TF32, slow on the GeForce RTX 3090 and 4090 and fast on the 150 W A10, and up to 44% slow against Lambda's fused fp16 implementation (bench/lambda.sh)",
-    "a GPU's own efficiency is not in its spec sheet: leave-one-GPU-out error on NeuSight's labels is 11-13% on average (the fit's random seed moves it), 20-30% on the V100 (which runs closer to its peaks than any other GPU here) and 11-14% on the T4 and P4 (whose power limits throttle them); on a GPU it never trained on, work that streams memory is priced no less efficient than on the trained GPU with the nearest bandwidth (too fast on a GPU older than that one: the P100 against the V100), and other work no less efficient than on the least efficient trained GPU",
+    "a GPU's own efficiency is not in its spec sheet: leave-one-GPU-out error on NeuSight's labels is 11-13% on average (the fit's random seed moves it), 20-30% on the V100 (which runs closer to its peaks than any other GPU here) and 11-14% on the T4 and P4 (whose power limits throttle them); on a GPU it never trained on, work that streams memory is priced, where the GPU's bandwidth is beyond every trained GPU's (or below), no less efficient than on the trained GPU at that edge, and other work no less efficient than on the least efficient trained GPU",
     "power-limited cards (T4, P4, and by extension L4) run GEMMs at 32-56% of their spec peak, and more slowly in long randomized sweeps than in a model's run; nothing in a NeuSight spec sheet states the power limit",
     "of the NVIDIA GPUs with 128 FP32 lanes per SM (GA10x, Ada, Hopper) it has seen only those its trained GPUs list (NeuSight's are all 64-lane parts; the shipped model adds an H100 SXM5 measured by bench/gpu/measure_public.py); on the others GEMM utilisation is extrapolated",
     "GPUs whose ridge point is above every trained GPU's (the L4: about 100 FLOP per byte, against at most 38) have no measurements to learn from: their GEMMs and convolutions are priced by compute with the ridge brought into the trained range, or by streaming their bytes, whichever is slower (ResNet-50's FP32 training trace: 1.26x faster on the L4 than on the T4, bench/whatif.sh), an estimate no L4 measurement has checked",
@@ -266,9 +266,10 @@ impl OpModel {
     /// guarded steps, because trees extrapolate flat from the edge of their
     /// inputs and such a GPU may lie beyond them (Hopper's peak rate and
     /// bandwidth, the L4's ridge point):
-    /// - the floor (`floored`): work that streams memory no less efficient
-    ///   than on the trained GPU with the nearest bandwidth, other work no
-    ///   less efficient than on the least efficient trained GPU;
+    /// - the floor (`floored`): work that streams memory, on a GPU beyond
+    ///   the trained bandwidths, no less efficient than on the trained GPU
+    ///   at their edge; other work no less efficient than on the least
+    ///   efficient trained GPU;
     /// - the ridge (`within_trained_ridge`): a matrix product that is
     ///   memory-bound only because the GPU's ridge point is above every
     ///   trained GPU's is priced as the larger of its time on the same GPU
@@ -352,20 +353,24 @@ impl OpModel {
     /// send a new one to the leaves of a slower GPU (the H100's ridge point
     /// is the T4's).
     /// - Work that streams memory (element-wise, norms, softmax, reductions,
-    ///   gathers, copies): the utilisation it reaches on the trained GPU
-    ///   whose memory system is closest (`nearest_memory_system`). Such
-    ///   work runs at a share of the bandwidth that a memory system keeps
-    ///   from one GPU to the next; trained without Hopper, this took the
-    ///   H100's isolated softmax error from 40% to 24% and its layer norm
-    ///   from 23% to 13%. An older GPU than its nearest (the P100, whose
-    ///   nearest is the V100) comes out fast.
+    ///   gathers, copies) on a GPU whose bandwidth is beyond every trained
+    ///   GPU's (or below): the utilisation it reaches on the trained GPU at
+    ///   that edge (`bandwidth_edge`). There the trees extrapolate flat
+    ///   from whichever GPU their splits on other figures lead to; a memory
+    ///   system runs such work at a share of its bandwidth that the nearest
+    ///   one predicts better. Trained without Hopper, this took the H100's
+    ///   isolated softmax error from 40% to 24% and its layer norm from 23%
+    ///   to 13%. Inside the trained range the nearest GPU predicted worse
+    ///   than the trees where it is of another generation (the P100's
+    ///   nearest is the V100, the T4's the P4), so there the rule below
+    ///   holds.
     /// - Other work: the lowest utilisation any trained GPU reaches on it,
     ///   a new GPU being taken to be no worse than the least efficient one
     ///   seen. In the leave-one-GPU-out sweep this cut the H100's and
     ///   H200's end-to-end error from 9.0% to 6.7% on average.
     ///
-    /// It costs one more tree walk for streaming work and up to one per
-    /// trained GPU for the rest (`tracecast ops bench` prints the speed on
+    /// It costs one more tree walk for streaming work beyond the trained
+    /// bandwidths and up to one per trained GPU for the rest (`tracecast ops bench` prints the speed on
     /// a GPU the model never trained on).
     fn floored(&self, pairs: &[(&OpWork, &GpuSpec)], timing: Timing) -> Vec<f64> {
         self.floor(pairs, timing).0
@@ -375,16 +380,26 @@ impl OpModel {
     fn floor(&self, pairs: &[(&OpWork, &GpuSpec)], timing: Timing) -> (Vec<f64>, usize) {
         let priced = self.trees_us(pairs, timing);
         let utilisation: Vec<f64> = priced.iter().map(|(t, roof)| roof / t).collect();
-        let (streaming, computing): (Vec<usize>, Vec<usize>) =
-            (0..pairs.len()).partition(|&i| pairs[i].0.kind.streams_memory());
-        let mut bound = vec![f64::NAN; pairs.len()];
-        // Streaming work: at least the utilisation it reaches on the trained
-        // GPU whose memory system is closest.
-        let nearest: Vec<(&OpWork, &GpuSpec)> = streaming
+        // Streaming work on a GPU whose bandwidth is outside the trained
+        // range: at least the utilisation it reaches on the trained GPU at
+        // the nearer edge of that range.
+        let edges: Vec<Option<&GpuSpec>> = pairs
             .iter()
-            .map(|&i| (pairs[i].0, self.nearest_memory_system(pairs[i].1)))
+            .map(|(work, gpu)| {
+                if work.kind.streams_memory() {
+                    self.bandwidth_edge(gpu)
+                } else {
+                    None
+                }
+            })
             .collect();
-        for (&i, (t, roof)) in streaming.iter().zip(self.trees_us(&nearest, timing)) {
+        let (streaming, computing): (Vec<usize>, Vec<usize>) = (0..pairs.len()).partition(|&i| edges[i].is_some());
+        let mut bound = vec![f64::NAN; pairs.len()];
+        let at_edge: Vec<(&OpWork, &GpuSpec)> = streaming
+            .iter()
+            .filter_map(|&i| edges[i].map(|edge| (pairs[i].0, edge)))
+            .collect();
+        for (&i, (t, roof)) in streaming.iter().zip(self.trees_us(&at_edge, timing)) {
             bound[i] = roof / t;
         }
         // Other work: at least the lowest utilisation of any trained GPU. The
@@ -423,29 +438,34 @@ impl OpModel {
         (floored, set)
     }
 
-    /// The trained GPU whose memory system is closest to `gpu`'s: the
-    /// nearest bandwidth on a log scale, then the nearest FP32 peak.
-    fn nearest_memory_system(&self, gpu: &GpuSpec) -> &GpuSpec {
-        let gap = |a: f64, b: f64| (a / b).ln().abs();
-        self.card
-            .trained_specs
+    /// Where `gpu`'s bandwidth lies beyond every trained GPU's (or below
+    /// every one's), the trained GPU at that edge: the one with the highest
+    /// (lowest) bandwidth, then the nearest FP32 peak. `None` inside the
+    /// trained range, where the trees interpolate between real GPUs.
+    fn bandwidth_edge(&self, gpu: &GpuSpec) -> Option<&GpuSpec> {
+        let specs = &self.card.trained_specs;
+        let bandwidths = specs.iter().map(|g| g.bandwidth);
+        let (lowest, highest) =
+            bandwidths.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), b| (lo.min(b), hi.max(b)));
+        let edge = if gpu.bandwidth > highest {
+            highest
+        } else if gpu.bandwidth < lowest {
+            lowest
+        } else {
+            return None;
+        };
+        let peak_gap = |g: &GpuSpec| (g.peak_fp32_flops / gpu.peak_fp32_flops).ln().abs();
+        specs
             .iter()
-            .min_by(|a, b| {
-                let key = |g: &GpuSpec| {
-                    (
-                        gap(g.bandwidth, gpu.bandwidth),
-                        gap(g.peak_fp32_flops, gpu.peak_fp32_flops),
-                    )
-                };
-                key(a).partial_cmp(&key(b)).unwrap_or(std::cmp::Ordering::Equal)
-            })
-            .expect("a model has trained GPUs")
+            .filter(|g| g.bandwidth == edge)
+            .min_by(|a, b| peak_gap(a).total_cmp(&peak_gap(b)))
     }
 
     /// Of float32 `pairs` on GPUs the model never trained on, the share
     /// whose price the floor sets (`floored`): those the trees put below
-    /// the nearest memory system's utilisation (streaming work) or below
-    /// every trained GPU's (the rest). How much of a new GPU's price is the guard, not the learning
+    /// the utilisation on the trained GPU at the edge of the trained
+    /// bandwidths (streaming work beyond them) or below every trained
+    /// GPU's (the rest). How much of a new GPU's price is the guard, not the learning
     /// (`tracecast ops bench` prints it); 0 where every GPU was trained on.
     pub fn floored_share(&self, pairs: &[(OpWork, &GpuSpec)], timing: Timing) -> f64 {
         let (floored, unseen) = pairs
@@ -637,6 +657,24 @@ mod tests {
         }
     }
 
+    /// An element-wise and a linear operator at 199 sizes on every GPU of
+    /// `gpus`, GPU `g` running them at `utilisation(g)`.
+    fn streaming_and_matrix_samples(gpus: &[GpuSpec], utilisation: impl Fn(usize) -> f64) -> Vec<Sample> {
+        let mut samples = Vec::new();
+        for i in 1..200 {
+            let s = f64::from(i) * 32.0;
+            for work in [
+                OpWork::elementwise(EwFunc::Gelu, s * 4096.0, 1.0),
+                OpWork::linear(2.0, s, 1024.0, 512.0),
+            ] {
+                for (g, spec) in gpus.iter().enumerate() {
+                    samples.push(at_utilisation(work, g, spec, utilisation(g)));
+                }
+            }
+        }
+        samples
+    }
+
     /// A small single-threaded fit of `iterations` trees.
     fn fit_small(samples: &[Sample], gpus: &[GpuSpec], iterations: u32) -> OpModel {
         let params = FitParams {
@@ -661,19 +699,7 @@ mod tests {
             gpu("fast compute", 14.0, 320.0, 40.0),
             gpu("efficient", 8.0, 320.0, 40.0),
         ];
-        let mut samples = Vec::new();
-        for i in 1..200 {
-            let s = f64::from(i) * 32.0;
-            for work in [
-                OpWork::elementwise(EwFunc::Gelu, s * 4096.0, 1.0),
-                OpWork::linear(2.0, s, 1024.0, 512.0),
-            ] {
-                for (g, spec) in gpus.iter().enumerate() {
-                    let utilisation = if g == 2 { 0.9 } else { 0.3 };
-                    samples.push(at_utilisation(work, g, spec, utilisation));
-                }
-            }
-        }
+        let samples = streaming_and_matrix_samples(&gpus, |g| if g == 2 { 0.9 } else { 0.3 });
         let model = fit_small(&samples, &gpus, 20);
         assert_eq!(model.card.trained_specs.len(), 3);
         let renamed = GpuSpec {
@@ -712,33 +738,31 @@ mod tests {
         assert_eq!(share(&renamed), 0.0);
     }
 
-    /// On a GPU it never trained on, work that streams memory runs at least
-    /// as efficiently as on the trained GPU with the nearest bandwidth, even
-    /// where another figure (here the SM count) leads the trees to a less
-    /// efficient trained GPU; matrix work keeps the weaker floor.
+    /// On a GPU whose bandwidth is beyond every trained GPU's, work that
+    /// streams memory runs at least as efficiently as on the trained GPU
+    /// with the highest bandwidth, even where another figure (here the SM
+    /// count) leads the trees to a less efficient trained GPU. Inside the
+    /// trained bandwidths there is no such edge.
     #[test]
-    fn new_streaming_work_is_as_efficient_as_on_the_nearest_memory_system() {
+    fn new_streaming_work_beyond_the_trained_bandwidths_is_as_efficient_as_at_their_edge() {
         let gpus = [
             gpu("many SMs, slow", 8.0, 300.0, 80.0),
             gpu("few SMs, narrow", 8.0, 200.0, 40.0),
             gpu("few SMs, wide", 8.0, 1500.0, 40.0),
         ];
-        let mut samples = Vec::new();
-        for i in 1..200 {
-            let s = f64::from(i) * 32.0;
-            for work in [
-                OpWork::elementwise(EwFunc::Gelu, s * 4096.0, 1.0),
-                OpWork::linear(2.0, s, 1024.0, 512.0),
-            ] {
-                for (g, spec) in gpus.iter().enumerate() {
-                    let utilisation = if g == 0 { 0.3 } else { 0.9 };
-                    samples.push(at_utilisation(work, g, spec, utilisation));
-                }
-            }
-        }
+        let samples = streaming_and_matrix_samples(&gpus, |g| if g == 0 { 0.3 } else { 0.9 });
         let model = fit_small(&samples, &gpus, 20);
         let new = gpu("new", 8.0, 1800.0, 80.0);
-        assert_eq!(model.nearest_memory_system(&new).name, "few SMs, wide");
+        assert_eq!(
+            model.bandwidth_edge(&new).map(|g| g.name.as_str()),
+            Some("few SMs, wide")
+        );
+        let narrow = gpu("new, narrow", 8.0, 100.0, 80.0);
+        assert_eq!(
+            model.bandwidth_edge(&narrow).map(|g| g.name.as_str()),
+            Some("few SMs, narrow")
+        );
+        assert!(model.bandwidth_edge(&gpu("inside", 8.0, 900.0, 80.0)).is_none());
         let mut bound = 0;
         for sample in samples.iter().filter(|s| s.gpu == 2 && s.work.kind.streams_memory()) {
             let w = sample.work;

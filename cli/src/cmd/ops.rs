@@ -335,7 +335,7 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
                         unseen.gpu
                     );
                     println!(
-                        "  (there the floor priced {:.0}% of the training operators: the trees put them below their floor, the nearest memory system's utilisation or the least efficient trained GPU's)",
+                        "  (there the floor priced {:.0}% of the training operators: the trees put them below their floor: for streaming work beyond the trained bandwidths, the utilisation at their edge; otherwise the least efficient trained GPU's)",
                         unseen.floored_share * 100.0
                     );
                 }
