@@ -380,33 +380,49 @@ impl OpModel {
     fn floor(&self, pairs: &[(&OpWork, &GpuSpec)], timing: Timing) -> (Vec<f64>, usize) {
         let priced = self.trees_us(pairs, timing);
         let utilisation: Vec<f64> = priced.iter().map(|(t, roof)| roof / t).collect();
-        // Streaming work on a GPU whose bandwidth is outside the trained
-        // range: at least the utilisation it reaches on the trained GPU at
-        // the nearer edge of that range.
         let edges: Vec<Option<&GpuSpec>> = pairs
             .iter()
-            .map(|(work, gpu)| {
-                if work.kind.streams_memory() {
-                    self.bandwidth_edge(gpu)
-                } else {
-                    None
-                }
-            })
+            .map(|(work, gpu)| work.kind.streams_memory().then(|| self.bandwidth_edge(gpu)).flatten())
             .collect();
-        let (streaming, computing): (Vec<usize>, Vec<usize>) = (0..pairs.len()).partition(|&i| edges[i].is_some());
+        let (beyond, within): (Vec<usize>, Vec<usize>) = (0..pairs.len()).partition(|&i| edges[i].is_some());
         let mut bound = vec![f64::NAN; pairs.len()];
-        let at_edge: Vec<(&OpWork, &GpuSpec)> = streaming
+        // Streaming work beyond the trained bandwidths: its utilisation on
+        // the trained GPU at their edge.
+        let at_edge: Vec<(&OpWork, &GpuSpec)> = beyond
             .iter()
             .filter_map(|&i| edges[i].map(|edge| (pairs[i].0, edge)))
             .collect();
-        for (&i, (t, roof)) in streaming.iter().zip(self.trees_us(&at_edge, timing)) {
+        for (&i, (t, roof)) in beyond.iter().zip(self.trees_us(&at_edge, timing)) {
             bound[i] = roof / t;
         }
-        // Other work: at least the lowest utilisation of any trained GPU. The
-        // floor binds only below every trained GPU's utilisation: a pair
-        // leaves at the first GPU that is not above it.
+        for (i, lowest) in self.least_efficient_below(pairs, &utilisation, within, timing) {
+            bound[i] = lowest;
+        }
+        let mut floored: Vec<f64> = priced.iter().map(|(t, _)| *t).collect();
+        let mut set = 0;
+        for (i, &b) in bound.iter().enumerate() {
+            // A NaN utilisation is not above any bound: it takes the floor.
+            if !b.is_nan() && (utilisation[i].is_nan() || utilisation[i] < b) {
+                floored[i] = priced[i].1 / b;
+                set += 1;
+            }
+        }
+        (floored, set)
+    }
+
+    /// Of the pairs at `indices`, those whose `utilisation` is below every
+    /// trained GPU's on the same work, with the lowest of those. A pair
+    /// leaves the walk over the trained GPUs at the first that is not above
+    /// it, so most cost one or two walks of the trees.
+    fn least_efficient_below(
+        &self,
+        pairs: &[(&OpWork, &GpuSpec)],
+        utilisation: &[f64],
+        indices: Vec<usize>,
+        timing: Timing,
+    ) -> Vec<(usize, f64)> {
         let mut lowest = vec![f64::INFINITY; pairs.len()];
-        let mut open = computing;
+        let mut open = indices;
         for g in &self.card.trained_specs {
             if open.is_empty() {
                 break;
@@ -423,19 +439,7 @@ impl OpModel {
             }
             open = still_open;
         }
-        for &i in &open {
-            bound[i] = lowest[i];
-        }
-        let mut floored: Vec<f64> = priced.iter().map(|(t, _)| *t).collect();
-        let mut set = 0;
-        for (i, &b) in bound.iter().enumerate() {
-            // A NaN utilisation is not above any bound: it takes the floor.
-            if !b.is_nan() && (utilisation[i].is_nan() || utilisation[i] < b) {
-                floored[i] = priced[i].1 / b;
-                set += 1;
-            }
-        }
-        (floored, set)
+        open.into_iter().map(|i| (i, lowest[i])).collect()
     }
 
     /// Where `gpu`'s bandwidth lies beyond every trained GPU's (or below
