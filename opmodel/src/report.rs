@@ -123,6 +123,14 @@ pub fn markdown(scored: &[Scored], published: &[&Path]) -> String {
             );
         }
         md.push('\n');
+        let _ = writeln!(md, "### Per-operator bias (median predicted / measured, rows)\n");
+        let _ = writeln!(md, "Above 1: priced slow; below 1: priced fast.\n");
+        let _ = writeln!(md, "| op | {} | all |", grid.gpus.join(" | "));
+        let _ = writeln!(md, "|---|{}---|", "---|".repeat(grid.gpus.len()));
+        for kind in &grid.groups {
+            let _ = writeln!(md, "| {kind} | {} |", grid.median_ratio_row(kind).join(" | "));
+        }
+        md.push('\n');
     }
     // End to end: MAPE by GPU x mode, plain labels; options apart.
     let e2e: Vec<&&Scored> = measured.iter().filter(|s| s.set == "e2e").collect();
@@ -212,25 +220,58 @@ fn by_model(e2e: &[&&Scored]) -> String {
 
 /// Mean absolute percentage error of scored rows by group (rows) and GPU
 /// (columns), with an `all` column over every GPU.
+/// The median of `values` (not empty); the mean of the middle two for an even count.
+fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mid = sorted.len() / 2;
+    if sorted.len().is_multiple_of(2) {
+        (sorted[mid - 1] + sorted[mid]) / 2.0
+    } else {
+        sorted[mid]
+    }
+}
+
 struct MapeGrid {
     gpus: Vec<String>,
     groups: Vec<String>,
     cells: BTreeMap<(String, String), Mean>,
+    /// Predicted over measured, each row's, by (group, GPU or `all`).
+    ratios: BTreeMap<(String, String), Vec<f64>>,
 }
 
 impl MapeGrid {
     fn of(scored: &[&Scored]) -> MapeGrid {
         let mut cells: BTreeMap<(String, String), Mean> = BTreeMap::new();
+        let mut ratios: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
         for s in scored {
-            let e = ape(s.predicted_ms, s.measured_ms.unwrap_or(1.0));
-            cells.entry((s.group.clone(), s.gpu.clone())).or_default().add(e);
-            cells.entry((s.group.clone(), "all".into())).or_default().add(e);
+            let measured = s.measured_ms.unwrap_or(1.0);
+            let e = ape(s.predicted_ms, measured);
+            for gpu in [s.gpu.as_str(), "all"] {
+                let key = (s.group.clone(), gpu.to_string());
+                cells.entry(key.clone()).or_default().add(e);
+                ratios.entry(key).or_default().push(s.predicted_ms / measured);
+            }
         }
         MapeGrid {
             gpus: unique(scored.iter().map(|s| s.gpu.clone())),
             groups: unique(scored.iter().map(|s| s.group.clone())),
             cells,
+            ratios,
         }
+    }
+
+    /// A group's median predicted / measured, one per GPU, then `all`.
+    fn median_ratio_row(&self, group: &str) -> Vec<String> {
+        self.gpus
+            .iter()
+            .map(String::as_str)
+            .chain(["all"])
+            .map(|g| match self.ratios.get(&(group.to_string(), g.to_string())) {
+                Some(r) if !r.is_empty() => format!("{:.2}", median(r)),
+                _ => "-".into(),
+            })
+            .collect()
     }
 
     /// A group's cells, one per GPU, then `all`.
@@ -434,6 +475,36 @@ mod tests {
         );
         // The fusion label is left out.
         assert!(table.contains("| inf gpt2 | - | 50.0 (1) | 50.0 (1) |"), "{table}");
+    }
+
+    fn perop(gpu: &str, op: &str, predicted_ms: f64, measured_ms: f64) -> Scored {
+        Scored {
+            set: "perop",
+            gpu: gpu.into(),
+            group: op.into(),
+            option: String::new(),
+            predicted_ms,
+            measured_ms: Some(measured_ms),
+            what: String::new(),
+        }
+    }
+
+    #[test]
+    fn per_op_bias_is_the_median_ratio_per_op_and_gpu() {
+        let scored = [
+            perop("T4", "bmm", 1.2, 1.0),
+            perop("T4", "bmm", 3.0, 2.0),
+            perop("T4", "bmm", 0.9, 1.0),
+            perop("H100", "bmm", 0.5, 1.0),
+            perop("H100", "softmax", 2.0, 1.0),
+            perop("H100", "softmax", 1.0, 1.0),
+        ];
+        let md = markdown(&scored, &[]);
+        let table = md.split("### Per-operator bias").nth(1).unwrap();
+        assert!(table.contains("| op | H100 | T4 | all |"), "{table}");
+        // T4: 0.9, 1.2, 1.5; all four bmm rows: 0.5, 0.9, 1.2, 1.5.
+        assert!(table.contains("| bmm | 0.50 | 1.20 | 1.05 |"), "{table}");
+        assert!(table.contains("| softmax | 1.50 | - | 1.50 |"), "{table}");
     }
 
     #[test]

@@ -98,7 +98,8 @@ pub struct TrainArgs {
 /// OUT gets neusight_perop.csv (every row of eval's neusight/per_op/test),
 /// neusight_e2e.csv (every label JSON under eval's neusight/label/<GPU>/),
 /// ets.csv (every ETS file under eval's ets/datasets/) and report.md (the error
-/// tables, then every label beside NeuSight's own prediction of it).
+/// tables, each op kind's median predicted / measured per GPU, then every
+/// label beside NeuSight's own prediction of it).
 ///
 /// Example (what bench/public.sh runs):
 ///   tracecast ops bench --train ../shared/public --eval /data/eval --out out
