@@ -123,14 +123,11 @@ pub fn markdown(scored: &[Scored], published: &[&Path]) -> String {
             );
         }
         md.push('\n');
-        let _ = writeln!(md, "### Per-operator bias (median predicted / measured, rows)\n");
-        let _ = writeln!(md, "Above 1: priced slow; below 1: priced fast.\n");
-        let _ = writeln!(md, "| op | {} | all |", grid.gpus.join(" | "));
-        let _ = writeln!(md, "|---|{}---|", "---|".repeat(grid.gpus.len()));
-        for kind in &grid.groups {
-            let _ = writeln!(md, "| {kind} | {} |", grid.median_ratio_row(kind).join(" | "));
-        }
-        md.push('\n');
+        md.push_str(&grid.table(
+            "### Per-operator bias (median predicted / measured, rows)\n\nAbove 1: priced slow; below 1: priced fast.",
+            "op",
+            |kind| grid.median_ratio_row(kind),
+        ));
     }
     // End to end: MAPE by GPU x mode, plain labels; options apart.
     let e2e: Vec<&&Scored> = measured.iter().filter(|s| s.set == "e2e").collect();
@@ -208,13 +205,11 @@ fn by_model(e2e: &[&&Scored]) -> String {
         return md;
     }
     let grid = MapeGrid::of(&plain);
-    let _ = writeln!(md, "### End-to-end error by model (MAPE %, labels without an option)\n");
-    let _ = writeln!(md, "| mode, model | {} | all |", grid.gpus.join(" | "));
-    let _ = writeln!(md, "|---|{}---|", "---|".repeat(grid.gpus.len()));
-    for group in &grid.groups {
-        let _ = writeln!(md, "| {group} | {} |", grid.row(group).join(" | "));
-    }
-    md.push('\n');
+    md.push_str(&grid.table(
+        "### End-to-end error by model (MAPE %, labels without an option)",
+        "mode, model",
+        |group| grid.row(group),
+    ));
     md
 }
 
@@ -259,6 +254,18 @@ impl MapeGrid {
             cells,
             ratios,
         }
+    }
+
+    /// A markdown table under `heading`: a row per group, its cells from
+    /// `cells` (one per GPU, then `all`).
+    fn table(&self, heading: &str, first_column: &str, cells: impl Fn(&str) -> Vec<String>) -> String {
+        let mut md = format!("{heading}\n\n| {first_column} | {} | all |\n", self.gpus.join(" | "));
+        let _ = writeln!(md, "|---|{}---|", "---|".repeat(self.gpus.len()));
+        for group in &self.groups {
+            let _ = writeln!(md, "| {group} | {} |", cells(group).join(" | "));
+        }
+        md.push('\n');
+        md
     }
 
     /// A group's median predicted / measured, one per GPU, then `all`.
