@@ -356,9 +356,9 @@ impl OpModel {
     ///   gathers, copies) on a GPU whose bandwidth is beyond every trained
     ///   GPU's (or below): the utilisation it reaches on the trained GPU at
     ///   that edge (`bandwidth_edge`). There the trees extrapolate flat
-    ///   from whichever GPU their splits on other figures lead to; a memory
-    ///   system runs such work at a share of its bandwidth that the nearest
-    ///   one predicts better. Trained without Hopper, this took the H100's
+    ///   from whichever GPU their splits on other figures lead to, while
+    ///   the memory system nearest in bandwidth predicts better what share
+    ///   of its bandwidth such work reaches. Trained without Hopper, this took the H100's
     ///   isolated softmax error from 40% to 24% and its layer norm from 23%
     ///   to 13%. Inside the trained range the nearest GPU predicted worse
     ///   than the trees where it is of another generation (the P100's
@@ -370,8 +370,8 @@ impl OpModel {
     ///   H200's end-to-end error from 9.0% to 6.7% on average.
     ///
     /// It costs one more tree walk for streaming work beyond the trained
-    /// bandwidths and up to one per trained GPU for the rest (`tracecast ops bench` prints the speed on
-    /// a GPU the model never trained on).
+    /// bandwidths and up to one per trained GPU for the rest (`tracecast
+    /// ops bench` prints the speed on a GPU the model never trained on).
     fn floored(&self, pairs: &[(&OpWork, &GpuSpec)], timing: Timing) -> Vec<f64> {
         self.floor(pairs, timing).0
     }
@@ -469,8 +469,9 @@ impl OpModel {
     /// whose price the floor sets (`floored`): those the trees put below
     /// the utilisation on the trained GPU at the edge of the trained
     /// bandwidths (streaming work beyond them) or below every trained
-    /// GPU's (the rest). How much of a new GPU's price is the guard, not the learning
-    /// (`tracecast ops bench` prints it); 0 where every GPU was trained on.
+    /// GPU's (the rest). How much of a new GPU's price is the guard, not
+    /// the learning (`tracecast ops bench` prints it); 0 where every GPU
+    /// was trained on.
     pub fn floored_share(&self, pairs: &[(OpWork, &GpuSpec)], timing: Timing) -> f64 {
         let (floored, unseen) = pairs
             .par_chunks(BLOCK)
@@ -771,12 +772,12 @@ mod tests {
         for sample in samples.iter().filter(|s| s.gpu == 2 && s.work.kind.streams_memory()) {
             let w = sample.work;
             let t = model.predict_us(&[(w, &new)], Timing::Workload).unwrap()[0];
-            let (nearest_t, nearest_roof) = model.trees_us(&[(&w, &gpus[2])], Timing::Workload)[0];
+            let (edge_t, edge_roof) = model.trees_us(&[(&w, &gpus[2])], Timing::Workload)[0];
             let utilisation = new.roofline_us(&w) / t;
             assert!(
-                utilisation >= nearest_roof / nearest_t * (1.0 - 1e-12),
+                utilisation >= edge_roof / edge_t * (1.0 - 1e-12),
                 "{utilisation} < {}",
-                nearest_roof / nearest_t
+                edge_roof / edge_t
             );
             if model.trees_us(&[(&w, &new)], Timing::Workload)[0].0 > t * (1.0 + 1e-9) {
                 bound += 1;
