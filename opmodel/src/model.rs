@@ -358,12 +358,12 @@ impl OpModel {
     ///   that edge (`bandwidth_edge`). There the trees extrapolate flat
     ///   from whichever GPU their splits on other figures lead to, while
     ///   the memory system nearest in bandwidth predicts better what share
-    ///   of its bandwidth such work reaches. Trained without Hopper, this took the H100's
-    ///   isolated softmax error from 40% to 24% and its layer norm from 23%
-    ///   to 13%. Inside the trained range the nearest GPU predicted worse
-    ///   than the trees where it is of another generation (the P100's
-    ///   nearest is the V100, the T4's the P4), so there the rule below
-    ///   holds.
+    ///   of its bandwidth such work reaches. Trained without Hopper, this
+    ///   took the H100's isolated softmax error from 40% to 24% and its
+    ///   layer norm from 23% to 13%. Inside the trained range the nearest
+    ///   GPU predicted worse than the trees where it is of another
+    ///   generation (the P100's nearest is the V100, the T4's the P4), so
+    ///   there the rule below holds.
     /// - Other work: the lowest utilisation any trained GPU reaches on it,
     ///   a new GPU being taken to be no worse than the least efficient one
     ///   seen. In the leave-one-GPU-out sweep this cut the H100's and
@@ -380,18 +380,19 @@ impl OpModel {
     fn floor(&self, pairs: &[(&OpWork, &GpuSpec)], timing: Timing) -> (Vec<f64>, usize) {
         let priced = self.trees_us(pairs, timing);
         let utilisation: Vec<f64> = priced.iter().map(|(t, roof)| roof / t).collect();
-        let edges: Vec<Option<&GpuSpec>> = pairs
-            .iter()
-            .map(|(work, gpu)| work.kind.streams_memory().then(|| self.bandwidth_edge(gpu)).flatten())
-            .collect();
-        let (beyond, within): (Vec<usize>, Vec<usize>) = (0..pairs.len()).partition(|&i| edges[i].is_some());
-        let mut bound = vec![f64::NAN; pairs.len()];
         // Streaming work beyond the trained bandwidths: its utilisation on
         // the trained GPU at their edge.
-        let at_edge: Vec<(&OpWork, &GpuSpec)> = beyond
-            .iter()
-            .filter_map(|&i| edges[i].map(|edge| (pairs[i].0, edge)))
-            .collect();
+        let (mut beyond, mut at_edge, mut within) = (Vec::new(), Vec::new(), Vec::new());
+        for (i, &(work, gpu)) in pairs.iter().enumerate() {
+            match work.kind.streams_memory().then(|| self.bandwidth_edge(gpu)).flatten() {
+                Some(edge) => {
+                    beyond.push(i);
+                    at_edge.push((work, edge));
+                }
+                None => within.push(i),
+            }
+        }
+        let mut bound = vec![f64::NAN; pairs.len()];
         for (&i, (t, roof)) in beyond.iter().zip(self.trees_us(&at_edge, timing)) {
             bound[i] = roof / t;
         }
