@@ -15,7 +15,12 @@ Long ops vary little run to run, so this moves the figure by well under 1%.
 
     python3 bench/gpu/measure_public.py --neusight DIR --out OUT \
         [--perop-budget-s 300] [--e2e-budget-s 200] [--perop-split train] \
-        [--precision bf16 --perop-ops bmm,linear]
+        [--precision bf16 --perop-ops bmm,linear] [--resume EARLIER_OUT ...]
+
+--resume names the output of an earlier run on the same GPU (more than once
+for several): its labels and per-op rows are kept, written again into OUT,
+and not measured again, so that a later lease fills in what an earlier
+budget left out and OUT holds the union.
 
 With --precision bf16 or fp16 the same runs are made in mixed precision, as
 users train: end-to-end labels and Kineto steps under torch.autocast (matrix
@@ -147,7 +152,22 @@ def perop_sources(neusight, out, key, split, ops):
             for d in sorted((neusight / "per_op/train").iterdir()) if d.is_dir() and (not ops or d.name in ops)]
 
 
-def measure_perop(neusight, out, device_name, key, split, per_table, budget_s, skip, ops, dtype):
+def shape_key(row):
+    return (row["OPName"],) + tuple(row.get(c, "") for c in SHAPE_COLUMNS + CONV_COLUMNS)
+
+
+def earlier_rows(resume, target, out):
+    """Rows an earlier run wrote to the file `target` names under `out`, by shape."""
+    kept = {}
+    for earlier in resume:
+        path = earlier / "neusight" / target.relative_to(out)
+        if path.exists():
+            with gzip.open(path, "rt") as f:
+                kept.update((shape_key(r), r) for r in csv.DictReader(f))
+    return kept
+
+
+def measure_perop(neusight, out, device_name, key, split, per_table, budget_s, skip, ops, dtype, resume):
     deadline = time.time() + budget_s
     meta = {"Torch Version": "p" + torch.__version__.split("+")[0],
             "CUDNN Version": str(torch.backends.cudnn.version()),
@@ -160,14 +180,18 @@ def measure_perop(neusight, out, device_name, key, split, per_table, budget_s, s
                 reader = csv.DictReader(f)
                 header = header or reader.fieldnames
                 for row in reader:
-                    key_ = (row["OPName"],) + tuple(row.get(c, "") for c in SHAPE_COLUMNS + CONV_COLUMNS)
+                    key_ = shape_key(row)
                     if key_ not in seen:
                         seen.add(key_)
                         rows.append(row)
         if per_table and len(rows) > per_table:
             rows = random.Random(7).sample(rows, per_table)
-        jobs += [(len(tables), i) for i in range(len(rows))]
-        tables.append((target, header, rows, {}))
+        measured = earlier_rows(resume, target, out)
+        kept = {i: measured[shape_key(r)] for i, r in enumerate(rows) if shape_key(r) in measured}
+        if kept:
+            log(f"{target.name}: {len(kept)} shapes kept from an earlier run")
+        jobs += [(len(tables), i) for i in range(len(rows)) if i not in kept]
+        tables.append((target, header, rows, {}, kept))
     # A random order, so that a budget cut leaves a random subset of every file.
     random.Random(16).shuffle(jobs)
     # A later lease goes on where an earlier one's budget stopped.
@@ -176,7 +200,7 @@ def measure_perop(neusight, out, device_name, key, split, per_table, budget_s, s
     for t, i in jobs:
         if time.time() > deadline:
             break
-        _, _, rows, latency = tables[t]
+        _, _, rows, latency, _ = tables[t]
         row = rows[i]
         shape = {c: int(row[c]) for c in ("B", "M", "N", "K", "H") + CONV_COLUMNS if row.get(c)}
         try:
@@ -190,12 +214,14 @@ def measure_perop(neusight, out, device_name, key, split, per_table, budget_s, s
             log(f"per-op: {done}/{len(jobs)}")
             torch.cuda.empty_cache()
     log(f"per-op ({split}): {done}/{len(jobs)} shapes measured within {budget_s} s")
-    for target, header, rows, latency in tables:
+    for target, header, rows, latency, kept in tables:
         target.parent.mkdir(parents=True, exist_ok=True)
         with gzip.open(target, "wt", newline="") as f:
             w = csv.DictWriter(f, fieldnames=header)
             w.writeheader()
             for i, row in enumerate(rows):
+                if i in kept:
+                    w.writerow(kept[i])
                 if i not in latency:
                     continue
                 shape_cols = SHAPE_COLUMNS + CONV_COLUMNS + ("OPName",)
@@ -204,7 +230,7 @@ def measure_perop(neusight, out, device_name, key, split, per_table, budget_s, s
                 new["Device"] = device_name
                 new["Latency"] = repr(latency[i])
                 w.writerow(new)
-        log(f"{target}: {len(latency)} of {len(rows)} shapes")
+        log(f"{target}: {len(latency)} new and {len(kept)} kept of {len(rows)} shapes")
 
 
 def build_model(config_path, train):
@@ -266,7 +292,7 @@ def measure_e2e_one(config_path, train, seqlen, batch, precision):
     return {"num_layer": layers, "e2e_latency": fw_ms + bw_ms, "fw_latency": fw_ms, "bwall_latency": bw_ms}
 
 
-def measure_e2e(neusight, out, key, budget_s, precision):
+def measure_e2e(neusight, out, key, budget_s, precision, resume):
     deadline = time.time() + budget_s
     with open(neusight / "label_index.csv") as f:
         configs = sorted({(r["model"], r["mode"], int(r["seqlen"]), int(r["batch"]))
@@ -279,6 +305,13 @@ def measure_e2e(neusight, out, key, budget_s, precision):
     label_dir = out / "label" / key
     label_dir.mkdir(parents=True, exist_ok=True)
     for model, mode, seqlen, batch in configs:
+        name = f"{model}-{mode}-{seqlen}-{batch}.json"
+        earlier = [d / "neusight" / "label" / key / name for d in resume]
+        earlier = [p for p in earlier if p.exists()]
+        if earlier:
+            (label_dir / name).write_text(earlier[0].read_text())
+            log(f"e2e: {name} kept from {earlier[0]}")
+            continue
         if time.time() > deadline:
             log(f"e2e: budget spent before {model}-{mode}-{seqlen}-{batch}")
             continue
@@ -292,7 +325,7 @@ def measure_e2e(neusight, out, key, budget_s, precision):
         finally:
             gc.collect()
             torch.cuda.empty_cache()
-        (label_dir / f"{model}-{mode}-{seqlen}-{batch}.json").write_text(json.dumps(label, indent=4))
+        (label_dir / name).write_text(json.dumps(label, indent=4))
         log(f"e2e: {model}-{mode}-{seqlen}-{batch}: {label['e2e_latency']:.2f} ms (took {time.time() - t0:.0f} s)")
 
 
@@ -448,6 +481,8 @@ def main():
                     help="NeuSight's test shapes, or its train shapes (per op kind, all GPUs' union)")
     ap.add_argument("--perop-per-table", type=int, default=0,
                     help="at most this many shapes per output file, drawn at random (0: all)")
+    ap.add_argument("--resume", type=Path, action="append", default=[],
+                    help="an earlier run's --out on this GPU: keep its labels and rows, measure the rest")
     ap.add_argument("--perop-skip", type=int, default=0,
                     help="skip this many shapes of the random order (those an earlier run measured)")
     args = ap.parse_args()
@@ -464,10 +499,11 @@ def main():
     names = {n for n in args.kineto_runs.split(",") if n}
     sections = [("kineto", lambda: kineto_traces(args.neusight, args.out / "kineto", args.kineto_budget_s,
                                                  args.precision, names)),
-                ("e2e", lambda: measure_e2e(args.neusight, ns_out, key, args.e2e_budget_s, args.precision)),
+                ("e2e", lambda: measure_e2e(args.neusight, ns_out, key, args.e2e_budget_s, args.precision,
+                                                    args.resume)),
                 ("perop", lambda: measure_perop(args.neusight, ns_out, device_name, key, args.perop_split,
                                              args.perop_per_table, args.perop_budget_s, args.perop_skip, ops,
-                                             DTYPES[args.precision]))]
+                                             DTYPES[args.precision], args.resume))]
     failed = False
     for name, run in sections:
         if name not in only:
