@@ -43,8 +43,9 @@ deps:
 	fi
 
 # Python for the tests: the features cross-check (bench/features_check.py,
-# pandas + pyarrow) and the collector's tests (pytest; no torch or GPU
-# needed). Installed into bench/.venv when missing.
+# pandas + pyarrow), and the tests of the collector and of
+# bench/gpu/measure_public.py's --resume (pytest; no torch or GPU needed).
+# Installed into bench/.venv when missing.
 pydeps:
 	@if ! $(PY_VENV)/bin/python -c "import pandas, pyarrow, pytest" 2>/dev/null; then \
 	  echo "installing pandas, pyarrow and pytest into $(PY_VENV) (for the Python-side tests)"; \
@@ -75,7 +76,7 @@ test: deps pydeps $(TEST_PREREQS)
 	@echo "== running the test suite (release profile, shared with the build$(TEST_WHAT))"
 	$(TEST_LINT_ENV) $(CARGO) test --release --locked --workspace --no-fail-fast
 	@echo "== the collector's Python tests (no GPU needed)"
-	$(PY_VENV)/bin/python -m pytest -q python/tests bench/test_collect_corpus.py
+	$(PY_VENV)/bin/python -m pytest -q python/tests bench/test_collect_corpus.py bench/gpu/test_measure_public.py
 
 # The ingest fuzz test (ingest/tests/fuzz.rs) at many more cases than the
 # suite's bounded run: real traces truncated, corrupted and shuffled.
