@@ -293,8 +293,12 @@ pub fn window_deltas(
         let tgt = asked.gpu.unwrap_or(rec);
         let gpu_ratio = physical_gpu_ratio(on_tgt / on_rec.max(1e-9), (rec, &item.as_recorded), (tgt, work));
         let scale = priced.flops.max(priced.bytes) / work.flops.max(work.bytes).max(1e-30);
-        let roof_share = (tgt.roofline_us(work) / on_tgt.max(1e-9)).clamp(0.0, 1.0);
-        let batch_ratio = physical_batch_ratio(scaled / on_tgt.max(1e-9), scale, roof_share);
+        let unscaled_us = item.dur_ns * gpu_ratio / 1e3;
+        let batch_ratio = physical_batch_ratio(
+            scaled / on_tgt.max(1e-9),
+            scale,
+            roofline_share(tgt.roofline_us(work), unscaled_us),
+        );
         let mut priced_ns = item.dur_ns * gpu_ratio * batch_ratio;
         // cuDNN picks another algorithm for a 16-bit convolution: a
         // float32 one recorded far slower than the op model prices its
@@ -392,11 +396,20 @@ fn physical_gpu_ratio(ratio: f64, recorded: (&GpuSpec, &OpWork), target: (&GpuSp
     }
 }
 
+/// The roofline's share of the time a what-if gives the unscaled kernel on
+/// the target: its recorded time moved to that GPU, not the op model's own
+/// price, since that recorded time is what the batch ratio scales. A kernel
+/// recorded near its roofline cannot gain much efficiency from more work,
+/// whatever the model's utilisation for the GPU says.
+fn roofline_share(roofline_us: f64, unscaled_us: f64) -> f64 {
+    (roofline_us / unscaled_us.max(1e-9)).clamp(0.0, 1.0)
+}
+
 /// The op model's ratio for `scale` times the work on one GPU, held to
 /// physics: the work added takes at least its roofline time (the work
 /// removed saves at least that), and fixed costs (launch, tails) make the
 /// time grow at most in proportion. `roof_share` is the roofline time over
-/// the predicted time of the unscaled work.
+/// the unscaled kernel's time ([`roofline_share`]).
 fn physical_batch_ratio(ratio: f64, scale: f64, roof_share: f64) -> f64 {
     if !(scale.is_finite() && scale > 0.0) || scale == 1.0 {
         return 1.0;
@@ -446,6 +459,22 @@ mod tests {
         // Half the work: saves at least half its roofline time, at most half the time.
         assert_eq!(physical_batch_ratio(1.2, 0.5, 0.5), 0.75);
         assert_eq!(physical_batch_ratio(0.3, 0.5, 0.5), 0.5);
+    }
+
+    #[test]
+    fn a_kernel_recorded_near_its_roofline_scales_almost_in_proportion() {
+        // The model prices the kernel at half its roofline rate and doubling
+        // at 1.6x; recorded at 90% of its roofline, twice the work takes at
+        // least 1.9x its time, and half saves at least 45% of it.
+        let share = roofline_share(90.0, 100.0);
+        assert!((physical_batch_ratio(1.6, 2.0, share) - 1.9).abs() < 1e-12);
+        assert!((physical_batch_ratio(0.7, 0.5, share) - 0.55).abs() < 1e-12);
+        // A kernel recorded faster than its roofline allows (work miscounted),
+        // or in no time, is held to proportion; one far from its roofline
+        // keeps the model's ratio.
+        assert_eq!(roofline_share(120.0, 100.0), 1.0);
+        assert_eq!(roofline_share(1.0, 0.0), 1.0);
+        assert_eq!(physical_batch_ratio(1.6, 2.0, roofline_share(10.0, 100.0)), 1.6);
     }
 
     #[test]
