@@ -211,7 +211,7 @@ fn sql_unions_several_public_directories() {
     let (stdout, stderr) = text(&run);
     assert!(run.status.success(), "{stdout}\n{stderr}");
     assert_eq!(
-        stdout, "gpu,labels\nNVIDIA_H100_80GB_HBM3,16\nNVIDIA_H200,12\n",
+        stdout, "gpu,labels\nNVIDIA_H100_80GB_HBM3,18\nNVIDIA_H200,18\n",
         "{stderr}"
     );
 }
