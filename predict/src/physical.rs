@@ -309,6 +309,8 @@ pub fn window_deltas(
         if autocast[k].half && work.kind == OpKind::Conv {
             priced_ns = priced_ns.min(scaled * 1e3);
         }
+        let floor_ns = roofline_floor_ns(tgt.roofline_us(priced), item.dur_ns, rec.roofline_us(&item.as_recorded));
+        priced_ns = priced_ns.max(floor_ns);
         deltas[item.window] += priced_ns - item.dur_ns;
     }
     // Autocast's casts: kernels the recorded run did not have.
@@ -405,6 +407,16 @@ fn roofline_share(roofline_us: f64, unscaled_us: f64) -> f64 {
     (roofline_us / unscaled_us.max(1e-9)).clamp(0.0, 1.0)
 }
 
+/// The least time a kernel can take on the target: its roofline there. The
+/// op model's GPU ratio can break it on a slower GPU (a kernel recorded near
+/// its roofline on an H100, moved to an A100). A kernel recorded faster than
+/// its own roofline (work counted above what it did, as for Winograd
+/// convolutions) may stay as far below the target's.
+fn roofline_floor_ns(target_roofline_us: f64, recorded_ns: f64, recorded_roofline_us: f64) -> f64 {
+    let below = (recorded_ns / 1e3 / recorded_roofline_us.max(1e-9)).min(1.0);
+    target_roofline_us * 1e3 * below
+}
+
 /// The op model's ratio for `scale` times the work on one GPU, held to
 /// physics: the work added takes at least its roofline time (the work
 /// removed saves at least that), and fixed costs (launch, tails) make the
@@ -475,6 +487,17 @@ mod tests {
         assert_eq!(roofline_share(120.0, 100.0), 1.0);
         assert_eq!(roofline_share(1.0, 0.0), 1.0);
         assert_eq!(physical_batch_ratio(1.6, 2.0, roofline_share(10.0, 100.0)), 1.6);
+    }
+
+    #[test]
+    fn no_kernel_is_priced_below_its_roofline_on_the_target() {
+        // Recorded at 80 us against a 50 us roofline, moved to a GPU where
+        // its roofline is 150 us: at least 150 us, whatever the ratio says.
+        assert_eq!(roofline_floor_ns(150.0, 80_000.0, 50.0), 150_000.0);
+        // Recorded in half its counted roofline: half the target's.
+        assert_eq!(roofline_floor_ns(150.0, 25_000.0, 50.0), 75_000.0);
+        // Work-free kernels have no floor.
+        assert_eq!(roofline_floor_ns(0.0, 5_000.0, 0.0), 0.0);
     }
 
     #[test]
