@@ -63,18 +63,21 @@ def timed(monkeypatch):
     return measured
 
 
-def test_perop_resume_keeps_earlier_rows_and_measures_the_rest(tmp_path, timed):
+def run_perop(tmp_path, kept, budget_s):
+    """NeuSight's three softmax shapes, `kept` measured by an earlier run:
+    the rows the resumed run writes."""
     neusight, out, earlier = tmp_path / "neusight", tmp_path / "out" / "neusight", tmp_path / "earlier"
-    write_csv(neusight / "per_op/test/softmax.csv.gz",
-              [row(o, "9.9", "Tesla T4", b, h) for o, b, h in SHAPES])
-    kept = row("softmax", "0.25", "NVIDIA H200", 16, 2048)
+    write_csv(neusight / "per_op/test/softmax.csv.gz", [row(o, "9.9", "Tesla T4", b, h) for o, b, h in SHAPES])
     write_csv(earlier / "neusight/per_op/test/softmax.csv.gz", [kept])
-
-    mp.measure_perop(neusight, out, "NVIDIA H200", "NVIDIA_H200", "test", 0, 60, 0, {"softmax"}, "float32",
+    mp.measure_perop(neusight, out, "NVIDIA H200", "NVIDIA_H200", "test", 0, budget_s, 0, {"softmax"}, "float32",
                      [earlier])
+    return read_csv(out / "per_op/test/softmax.csv.gz")
 
+
+def test_perop_resume_keeps_earlier_rows_and_measures_the_rest(tmp_path, timed):
+    kept = row("softmax", "0.25", "NVIDIA H200", 16, 2048)
+    rows = run_perop(tmp_path, kept, budget_s=60)
     assert sorted(timed) == [("softmax", 8, 1024), ("softmax", 32, 4096)]
-    rows = read_csv(out / "per_op/test/softmax.csv.gz")
     assert [(r["B"], r["H"]) for r in rows] == [("8", "1024"), ("16", "2048"), ("32", "4096")]
     assert rows[1] == kept
     assert [float(r["Latency"]) for r in (rows[0], rows[2])] == [1.5, 1.5]
@@ -82,17 +85,9 @@ def test_perop_resume_keeps_earlier_rows_and_measures_the_rest(tmp_path, timed):
 
 
 def test_perop_without_budget_writes_only_what_was_kept(tmp_path, timed):
-    neusight, out, earlier = tmp_path / "neusight", tmp_path / "out" / "neusight", tmp_path / "earlier"
-    write_csv(neusight / "per_op/test/softmax.csv.gz",
-              [row(o, "9.9", "Tesla T4", b, h) for o, b, h in SHAPES])
     kept = row("softmax", "0.5", "NVIDIA H200", 32, 4096)
-    write_csv(earlier / "neusight/per_op/test/softmax.csv.gz", [kept])
-
-    mp.measure_perop(neusight, out, "NVIDIA H200", "NVIDIA_H200", "test", 0, -1, 0, {"softmax"}, "float32",
-                     [earlier])
-
+    assert run_perop(tmp_path, kept, budget_s=-1) == [kept]
     assert timed == []
-    assert read_csv(out / "per_op/test/softmax.csv.gz") == [kept]
 
 
 def test_e2e_resume_copies_earlier_labels_and_measures_the_rest(tmp_path, monkeypatch):
