@@ -23,14 +23,14 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import re
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-SOURCE = re.compile(r"([a-z0-9_]+)__bs(\d+)__([a-z0-9]+)\.pt\.trace")
+sys.path.insert(0, str(REPO / "bench"))
+from whatif_corpus import read_corpus  # noqa: E402
 
 
 def sql(binary: Path, lake: Path, query: str) -> list[dict[str, str]]:
@@ -40,7 +40,9 @@ def sql(binary: Path, lake: Path, query: str) -> list[dict[str, str]]:
 
 
 def per_trace(binary: Path, corpus: Path) -> dict[tuple[str, int, str], dict[str, float]]:
-    """(model, batch, precision) -> the traced steps' CPU operators and kernel time."""
+    """(model, batch, precision) -> the traced steps' CPU operators and kernel
+    time; each trace's configuration from its collector manifest."""
+    configs = {c.trace.name: c for c in read_corpus(corpus)}
     with tempfile.TemporaryDirectory() as tmp:
         lake = Path(tmp) / "lake"
         subprocess.run([str(binary), "-q", "ingest", str(corpus), "--lake", str(lake)], check=True,
@@ -54,11 +56,11 @@ def per_trace(binary: Path, corpus: Path) -> dict[tuple[str, int, str], dict[str
     busy_by_source = {r["source"]: float(r["busy_ns"]) for r in busy}
     table = {}
     for r in ops:
-        m = SOURCE.search(r["source"])
-        if not m or r["source"] not in busy_by_source:
+        config = configs.get(Path(r["source"]).name)
+        if config is None or r["source"] not in busy_by_source:
             continue
         steps = max(int(r["steps"]), 1)
-        table[(m.group(1), int(m.group(2)), m.group(3))] = {
+        table[(config.model, config.batch, config.precision)] = {
             "ops": int(r["ops"]) / steps,
             "busy_ms": busy_by_source[r["source"]] / steps / 1e6,
         }

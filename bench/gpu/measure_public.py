@@ -187,7 +187,7 @@ def measure_perop(neusight, out, device_name, key, split, per_table, budget_s, s
         if per_table and len(rows) > per_table:
             rows = random.Random(7).sample(rows, per_table)
         measured = earlier_rows(resume, target, out)
-        kept = {i: measured[shape_key(r)] for i, r in enumerate(rows) if shape_key(r) in measured}
+        kept = {i: measured[k] for i, k in enumerate(map(shape_key, rows)) if k in measured}
         if kept:
             log(f"{target.name}: {len(kept)} shapes kept from an earlier run")
         jobs += [(len(tables), i) for i in range(len(rows)) if i not in kept]
