@@ -463,6 +463,16 @@ def kineto_traces(neusight, out, budget_s, precision, names):
     strict_fp32()
 
 
+def resume_problem(dirs):
+    """Why an earlier output named by --resume cannot be one, or None: a
+    mistyped path would otherwise keep nothing and spend the lease measuring
+    everything again."""
+    for d in dirs:
+        if not (d / "neusight").is_dir():
+            return f"--resume {d}: no neusight/ folder in it (not the --out of an earlier run)"
+    return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--neusight", type=Path, required=True)
@@ -486,6 +496,9 @@ def main():
     ap.add_argument("--perop-skip", type=int, default=0,
                     help="skip this many shapes of the random order (those an earlier run measured)")
     args = ap.parse_args()
+    problem = resume_problem(args.resume)
+    if problem:
+        sys.exit(f"measure_public.py: {problem}")
     if not torch.cuda.is_available():
         sys.exit("measure_public.py: no CUDA device visible")
     strict_fp32()

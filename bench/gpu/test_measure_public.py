@@ -117,3 +117,10 @@ def test_e2e_resume_copies_earlier_labels_and_measures_the_rest(tmp_path, monkey
     assert sorted(p.name for p in labels.iterdir()) == ["bert_large-inf-512-8.json", "bert_large-train-512-2.json"]
     assert (labels / "bert_large-train-512-2.json").read_text() == '{"e2e_latency": 94.0}'
     assert json.loads((labels / "bert_large-inf-512-8.json").read_text())["e2e_latency"] == 65.8
+
+
+def test_resume_names_a_folder_that_is_not_an_earlier_output(tmp_path):
+    (tmp_path / "earlier" / "neusight").mkdir(parents=True)
+    assert mp.resume_problem([tmp_path / "earlier"]) is None
+    problem = mp.resume_problem([tmp_path / "earlier", tmp_path / "typo"])
+    assert problem is not None and str(tmp_path / "typo") in problem and "neusight/" in problem
