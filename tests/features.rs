@@ -179,7 +179,9 @@ fn fixture_windows_tile_steps_and_runs_are_incremental() {
     // The synthetic traces' products are [32, 1024] x [1024, 1024].
     assert_eq!(product_alignments(&out), [32]);
 
-    // Computed one trace at a time (--chunk-items 1), the windows are the same.
+    // Computed one trace at a time (--chunk-items 1), the windows and the
+    // steps (whose operator counts read every trace's, not the last chunk's)
+    // are the same.
     let one_by_one = tmp.path().join("features-one-by-one");
     let (ok, _, stderr) = features(
         &lake,
@@ -187,7 +189,9 @@ fn fixture_windows_tile_steps_and_runs_are_incremental() {
         &["--window", "8", "--stride", "2", "--chunk-items", "1"],
     );
     assert!(ok, "{stderr}");
-    assert_same_windows(&out, &one_by_one);
+    assert_same_rows(&out, &one_by_one, "windows");
+    assert_same_rows(&out, &one_by_one, "steps");
+    assert_cpu_ops_counted(&lake, &out);
 
     // Nothing new: nothing computed, nothing written.
     let files_before = std::fs::read_dir(out.join("windows")).unwrap().count();
@@ -225,10 +229,35 @@ fn fixture_windows_tile_steps_and_runs_are_incremental() {
     assert!(assert_windows_tile_steps(&lake, &out, 2) > steps);
 }
 
-/// Both feature directories hold the same window rows, column for column.
-fn assert_same_windows(a: &Path, b: &Path) {
-    let a = format!("a={}", a.join("windows").display());
-    let b = format!("b={}", b.join("windows").display());
+/// Every step's `cpu_op_count` is the lake's CPU operators in that step.
+fn assert_cpu_ops_counted(lake: &Path, features: &Path) {
+    let steps = format!("fs={}", features.join("steps").display());
+    let query = "SELECT fs.trace_id, fs.step_id, fs.cpu_op_count, COALESCE(c.n, 0) AS in_lake FROM fs \
+                 LEFT JOIN (SELECT trace_id, step_id, count(*) AS n FROM ops WHERE category = 'cpu_op' \
+                 GROUP BY trace_id, step_id) c ON c.trace_id = fs.trace_id AND c.step_id = fs.step_id";
+    let output = tracecast(&[
+        "sql",
+        "--lake",
+        lake.to_str().unwrap(),
+        "--table",
+        &steps,
+        "--format",
+        "json",
+        query,
+    ]);
+    let (stdout, stderr) = text(&output);
+    assert!(output.status.success(), "{stderr}");
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&stdout).unwrap();
+    assert!(!rows.is_empty());
+    assert!(rows.iter().all(|r| r["cpu_op_count"] == r["in_lake"]), "{stdout}");
+    assert!(rows.iter().any(|r| r["cpu_op_count"].as_i64() > Some(0)), "{stdout}");
+}
+
+/// Both feature directories hold the same rows in `table` (`windows` or
+/// `steps`), column for column.
+fn assert_same_rows(a: &Path, b: &Path, table: &str) {
+    let a = format!("a={}", a.join(table).display());
+    let b = format!("b={}", b.join(table).display());
     let compare = "SELECT (SELECT count(*) FROM a) AS rows_a, (SELECT count(*) FROM b) AS rows_b, \
                    (SELECT count(*) FROM (SELECT * FROM a EXCEPT SELECT * FROM b)) AS only_a, \
                    (SELECT count(*) FROM (SELECT * FROM b EXCEPT SELECT * FROM a)) AS only_b";
@@ -276,7 +305,7 @@ fn edited_sql_copies_run_and_outdated_ones_are_refused() {
     let out = tmp.path().join("reordered");
     let (ok, _, stderr) = features(&lake, &out, &["--sql", reordered.to_str().unwrap()]);
     assert!(ok, "{stderr}");
-    assert_same_windows(&built_in, &out);
+    assert_same_rows(&built_in, &out, "windows");
 
     // A copy made before selected_trace_key: refused, with what replaced it.
     let outdated = edited_sql(tmp.path(), "01_selection.sql", |_| {

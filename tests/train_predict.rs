@@ -260,12 +260,38 @@ fn predict_prices_another_gpu_batch_and_gpu_count_and_feeds_the_planner() {
     ]);
     assert!(plan_out.join("schedule.json").is_file());
 
-    // As recorded, from the recorded window times (the default): each step
-    // comes back as measured, or as its GPU span where that outlasted the
-    // CPU's step (the fixture's spans have no idle gaps longer than the
-    // step's overhang).
-    let same = dir.path().join("same");
+    // As recorded, from the recorded window times (the default), with the
+    // profiler's cost kept: each step comes back as measured, or as its GPU
+    // span where that outlasted the CPU's step (the fixture's spans have no
+    // idle gaps longer than the step's overhang).
+    let profiled = dir.path().join("profiled");
     run_ok(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--features",
+        s(&features),
+        "--profiler-overhead-us",
+        "0",
+        "--out",
+        s(&profiled),
+    ]);
+    let profiled = csv_rows(&profiled.join("steps.csv"));
+    assert_eq!(profiled.len(), 13);
+    for r in &profiled {
+        let (p, m) = (f(r, "predicted_ns"), f(r, "measured_ns"));
+        let span = f(r, "predicted_gpu_span_ns");
+        let expected = m.max(span);
+        assert!(m > 0.0 && (p - expected).abs() <= 1e-6 * expected, "{r:?}");
+        assert_eq!(f(r, "profiler_overhead_ns"), 0.0, "{r:?}");
+        // The kernels' own time, inside the span that holds them and their gaps.
+        let busy = f(r, "predicted_busy_ns");
+        assert!(busy > 0.0 && busy <= span * (1.0 + 1e-9), "{r:?}");
+    }
+    // By default the profiler's own host time comes off each step, down to
+    // no less than its kernels' time; the rest of the step is as profiled.
+    let same = dir.path().join("same");
+    let default_run = tracecast(&[
         "predict",
         "--model",
         s(&model),
@@ -274,17 +300,40 @@ fn predict_prices_another_gpu_batch_and_gpu_count_and_feeds_the_planner() {
         "--out",
         s(&same),
     ]);
+    let (stdout, stderr) = text(&default_run);
+    assert!(default_run.status.success(), "{stdout}{stderr}");
     let steps = csv_rows(&same.join("steps.csv"));
-    assert_eq!(steps.len(), 13);
-    for r in &steps {
-        let (p, m) = (f(r, "predicted_ns"), f(r, "measured_ns"));
-        let span = f(r, "predicted_gpu_span_ns");
-        let expected = m.max(span);
-        assert!(m > 0.0 && (p - expected).abs() <= 1e-6 * expected, "{r:?}");
-        // The kernels' own time, inside the span that holds them and their gaps.
-        let busy = f(r, "predicted_busy_ns");
-        assert!(busy > 0.0 && busy <= span * (1.0 + 1e-9), "{r:?}");
+    assert_eq!(steps.len(), profiled.len());
+    for (r, kept) in steps.iter().zip(&profiled) {
+        let (p, removed) = (f(r, "predicted_ns"), f(r, "profiler_overhead_ns"));
+        let with_profiler = f(kept, "predicted_ns");
+        assert!(
+            removed >= 0.0 && (p + removed - with_profiler).abs() <= 1e-6 * with_profiler,
+            "{r:?}"
+        );
+        assert!(p >= f(r, "predicted_busy_ns") * (1.0 - 1e-9), "{r:?}");
     }
+    assert!(
+        steps.iter().any(|r| f(r, "profiler_overhead_ns") > 0.0),
+        "no step lost any profiler time: {steps:?}"
+    );
+    assert!(stderr.contains("is the profiler's own host time"), "{stdout}{stderr}");
+    let refused = tracecast(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--features",
+        s(&features),
+        "--profiler-overhead-us=-1",
+        "--out",
+        s(&dir.path().join("refused")),
+    ]);
+    assert!(!refused.status.success());
+    assert!(
+        text(&refused).1.contains("--profiler-overhead-us"),
+        "{:?}",
+        text(&refused)
+    );
     // From the window model (ETS's approach): the model's own estimate,
     // with the measured time beside it.
     let modelled = dir.path().join("modelled");
@@ -915,8 +964,13 @@ fn tf32_auto_reads_the_recorded_runs_switches_from_its_kernels() {
     );
     let (tf32_auto, tf32_on, tf32_off) = (price("tf32", "auto"), price("tf32", "on"), price("tf32", "off"));
     assert_eq!(tf32_auto, tf32_on);
+    // Within 10%, not closer: the TF32 profile's kernels priced back in
+    // float32 come out 11% under the float32 profile's own on the H100
+    // itself (34.4 against 38.5 ms a step, `bench/whatif_measured.sh`'s
+    // traces), which the TF32 profile's idle gaps hid until the profiler's
+    // own host time came out of the steps.
     assert!(
-        (tf32_off / strict_off - 1.0).abs() < 0.05,
+        (tf32_off / strict_off - 1.0).abs() < 0.10,
         "both profiles in strict float32 on the A100: {tf32_off} ms and {strict_off} ms"
     );
 }

@@ -139,6 +139,9 @@ pub async fn build_features(run: &FeatureRun<'_>) -> Result<FeatureSummary, Feat
         let read = ParquetReadOptions::default().schema(&schema);
         ctx.register_parquet("fx_new_windows", windows_path.display().to_string(), read)
             .await?;
+        // The steps read the lake's operators of every trace this run
+        // computed, not only the last chunk's.
+        selection.set(selected.iter().map(|t| t.trace_id.as_str()));
         run_statements(&ctx, &steps_sql.0, &steps_sql.1).await?;
         let steps_path = out.join(STEPS_DIR).join(format!("part-{run_id}.parquet"));
         let steps_schema = FEATURE_STEPS.schema();

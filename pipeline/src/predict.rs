@@ -55,6 +55,8 @@ pub struct PredictJob<'a> {
     pub half: Option<HalfType>,
     pub scaling: ScalingOptions,
     pub gpu_type: Option<String>,
+    /// `PredictRequest::profiler_overhead_us`.
+    pub profiler_overhead_us: f64,
     pub out: &'a Path,
     /// Called with (items done, items to do) while featurizing.
     pub progress: &'a (dyn Fn(u64, u64) + Sync),
@@ -184,6 +186,7 @@ pub fn predict(job: &PredictJob<'_>) -> Result<PredictOutcome, PipelineError> {
         used_tf32: used_tf32.as_ref(),
         scaling: job.scaling.clone(),
         gpu_type: job.gpu_type.clone(),
+        profiler_overhead_us: job.profiler_overhead_us,
     };
     let prediction = tracecast_predict::predict(&request)?;
     let files = write_outputs(&prediction, job.out)?;

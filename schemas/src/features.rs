@@ -18,7 +18,7 @@ use arrow::datatypes::{Field, Schema, SchemaRef};
 use crate::column::{ColType::*, Column, TableDef, opt, req};
 
 /// Format version of the feature directory (`features.json`, both tables).
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// `format` field of `features.json`.
 pub const MANIFEST_FORMAT: &str = "tracecast.features";
 /// The manifest's file name in a feature directory: the commit point (part
@@ -168,6 +168,12 @@ pub const FEATURE_STEPS: TableDef = TableDef {
             Int64,
             "ns",
             "Host time in the step's data-loader iterator (operators named `enumerate(DataLoader)...`): per-sample work that a batch-size what-if scales; 0 where the trace records none.",
+        ),
+        req(
+            "cpu_op_count",
+            Int64,
+            "count",
+            "CPU operators the profiler recorded in the step (`ops.category = 'cpu_op'`, nested ones included): `predict` removes the profiler's own host time per operator (`--profiler-overhead-us`).",
         ),
         req(
             "window_count",

@@ -2,8 +2,8 @@
 
 use crate::column::{ColType::*, TableDef, opt, req};
 
-/// 2: `predicted_steps.predicted_busy_ns`.
-pub const PREDICTION_VERSION: u32 = 2;
+/// 2: `predicted_steps.predicted_busy_ns`; 3: `predicted_steps.profiler_overhead_ns`.
+pub const PREDICTION_VERSION: u32 = 3;
 
 pub const PREDICTED_STEPS: TableDef = TableDef {
     name: "predicted_steps",
@@ -24,7 +24,7 @@ pub const PREDICTED_STEPS: TableDef = TableDef {
             "predicted_ns",
             Float64,
             "ns",
-            "Predicted step time: the step's GPU span (the sum of its windows' times) plus its remainder (CPU time at the step's edges, as recorded); where the GPU span outlasted the CPU's step (the host ran ahead), at least the step's kernel time.",
+            "Predicted step time without the profiler: the step's GPU span (the sum of its windows' times) plus its remainder (CPU time at the step's edges, as recorded; where the GPU span outlasted the CPU's step, the host having run ahead, at least the step's kernel time), less `profiler_overhead_ns`.",
         ),
         req(
             "predicted_gpu_span_ns",
@@ -38,11 +38,17 @@ pub const PREDICTED_STEPS: TableDef = TableDef {
             "ns",
             "The part of `predicted_gpu_span_ns` in kernels, idle gaps left out: the recorded kernels' time moved by a what-if (under `--base model`, which does not price gaps apart, the span itself). Span less busy is idle time kept as recorded: host launch gaps that a faster GPU does not shorten.",
         ),
+        req(
+            "profiler_overhead_ns",
+            Float64,
+            "ns",
+            "Host time taken out of the step as the profiler's own: `--profiler-overhead-us` per CPU operator the trace recorded in the step, never taking the step below its kernel time. `predicted_ns` plus this is the step priced with the profiler's cost kept.",
+        ),
         opt(
             "measured_ns",
             Int64,
             "ns",
-            "Measured step time, where the scenario is the trace as recorded (same GPU, same batch); else null.",
+            "Measured step time, under the profiler, where the scenario is the trace as recorded (same GPU, same batch); else null.",
         ),
         req("windows", Int64, "count", "Windows summed."),
     ],
@@ -76,7 +82,7 @@ pub const PREDICTED_TRACES: TableDef = TableDef {
             "measured_iteration_ms",
             Float64,
             "ms",
-            "Median measured step time, on the 1-GPU row where the scenario is the trace as recorded and the trace has no collectives (a multi-GPU trace's steps are not a one-GPU time); else null.",
+            "Median measured step time (under the profiler), on the 1-GPU row where the scenario is the trace as recorded and the trace has no collectives (a multi-GPU trace's steps are not a one-GPU time); else null.",
         ),
         req("iters_per_s", Float64, "1/s", "1000 / iteration_ms."),
         req(

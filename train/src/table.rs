@@ -21,6 +21,8 @@ pub struct StepRow {
     pub remainder_ns: i64,
     /// Host time fetching the step's batch (part of the remainder).
     pub dataloader_ns: i64,
+    /// CPU operators the profiler recorded in the step.
+    pub cpu_op_count: i64,
     pub gpu_name: Option<String>,
     /// The run the trace belongs to (ranks of one run share it).
     pub job_id: Option<String>,
@@ -130,12 +132,13 @@ fn step_rows(batch: &RecordBatch) -> Result<Vec<StepRow>, String> {
             .as_primitive_opt::<Int64Type>()
             .ok_or(format!("{name} is not Int64"))
     };
-    let (step, dur, span, rem, loader) = (
+    let (step, dur, span, rem, loader, cpu_ops) = (
         int("step_id")?,
         int("dur_ns")?,
         int("gpu_span_ns")?,
         int("remainder_ns")?,
         int("dataloader_ns")?,
+        int("cpu_op_count")?,
     );
     let gpu = col("gpu_name")?
         .as_string_opt::<i32>()
@@ -154,6 +157,7 @@ fn step_rows(batch: &RecordBatch) -> Result<Vec<StepRow>, String> {
             gpu_span_ns: span.value(i),
             remainder_ns: rem.value(i),
             dataloader_ns: loader.value(i),
+            cpu_op_count: cpu_ops.value(i),
             gpu_name: text(gpu, i),
             job_id: text(job, i),
         })

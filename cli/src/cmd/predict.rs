@@ -6,7 +6,7 @@ use anyhow::bail;
 use clap::Args;
 use tracecast_pipeline::{PredictInput, PredictJob, TraceFacts, predict};
 use tracecast_predict::scaling::{DEFAULT_GPUS_PER_NODE, DEFAULT_LATENCY_S, DEFAULT_NETWORK_GBS};
-use tracecast_predict::{HalfType, IdleGaps, ScalingOptions, StepBase, Tf32};
+use tracecast_predict::{DEFAULT_PROFILER_OVERHEAD_US, HalfType, IdleGaps, ScalingOptions, StepBase, Tf32};
 
 use crate::progress::Ui;
 
@@ -16,11 +16,14 @@ use crate::progress::Ui;
 /// lake (--lake: featurized with the model's W and S), or a feature table
 /// already built with them (--features). Each step's time is the sum of its
 /// windows' times plus the step's remainder (CPU time at its edges, kept as
-/// recorded). A window's time on the recorded GPU and batch is its measured
-/// time (--base recorded, the default: a trace priced as recorded gives its
-/// measured steps back, or its kernels' time where that outlasted the CPU's
-/// step) or the window model's prediction (--base model, ETS's approach,
-/// for checking the model against the recording).
+/// recorded), less the profiler's own host time (--profiler-overhead-us per
+/// CPU operator it recorded, never below the step's kernel time): the job
+/// runs without the profiler. A window's time on the recorded GPU and batch
+/// is its measured time (--base recorded, the default: a trace priced as
+/// recorded gives its measured steps back, less the profiler's time, or its
+/// kernels' time where that outlasted the CPU's step) or the window model's
+/// prediction (--base model, ETS's approach, for checking the model against
+/// the recording).
 ///
 /// What-ifs: the trace is priced as recorded; then each kernel moves
 /// by the op model's ratio between the recorded and the asked GPU and batch
@@ -159,6 +162,15 @@ pub struct PredictArgs {
     /// GPU type name in the throughput tables [default: the profile's name], e.g. A100 to match a cluster spec.
     #[arg(long)]
     gpu_type: Option<String>,
+    /// The PyTorch profiler's own host time per CPU operator it recorded,
+    /// µs, taken out of each step but never below the step's kernel time:
+    /// a host-bound step runs that much faster unprofiled, a GPU-bound one
+    /// hid it. The default was fitted on 164 traces of one H100 host
+    /// (PyTorch 2.11) against the same runs measured without the profiler
+    /// (bench/profiler_overhead.py); a slower host has a larger one. 0
+    /// prices every step as profiled.
+    #[arg(long, value_name = "US", default_value_t = DEFAULT_PROFILER_OVERHEAD_US)]
+    profiler_overhead_us: f64,
     /// Op model for --gpu/--batch-size what-ifs [default: the built-in one, trained on NeuSight's public data].
     #[arg(long, value_name = "FILE")]
     op_model: Option<PathBuf>,
@@ -244,6 +256,9 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
     if args.gpus.is_empty() || args.gpus.contains(&0) {
         bail!("--gpus must list GPU counts of at least 1");
     }
+    if !(args.profiler_overhead_us.is_finite() && args.profiler_overhead_us >= 0.0) {
+        bail!("--profiler-overhead-us must be 0 or more microseconds");
+    }
     let input = match (&args.trace, &args.lake, &args.features) {
         (_, _, Some(dir)) => PredictInput::Features(dir.clone()),
         (Some(trace), _, _) => PredictInput::Trace(trace.clone()),
@@ -287,6 +302,7 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
             ..args.network.scaling(args.gpus.clone())
         },
         gpu_type: args.gpu_type.clone(),
+        profiler_overhead_us: args.profiler_overhead_us,
         out: &args.out,
         progress: &progress,
     });
