@@ -19,6 +19,7 @@ mod plot;
 mod report;
 mod split;
 mod table;
+mod window_order;
 
 use std::path::{Path, PathBuf};
 

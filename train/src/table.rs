@@ -85,6 +85,10 @@ impl FeatureTable {
                 }
             }
         }
+        let windows = crate::window_order::sorted_windows(windows).map_err(|source| TrainError::Arrow {
+            path: dir.to_path_buf(),
+            source,
+        })?;
         Ok(FeatureTable {
             dir: dir.to_path_buf(),
             window: manifest.window,
