@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""How much of a profiled step is the profiler's own host time (a lead for
-`predict`, not a feature of it yet).
+"""How much of a profiled step is the profiler's own host time: the
+calibration of `tracecast predict --profiler-overhead-us`'s default.
 
 A trace priced as recorded keeps its host time, and a host-bound step
 recorded under the PyTorch profiler carries the profiler's cost of every
@@ -13,7 +13,7 @@ of the step, nested ones included) and prints the error against the step
 measured without the profiler, per model family, for K from 0 to 8 us;
 then K fitted on one family and scored on the other.
 
-    bench/whatif_corpus.py --only 'as recorded' --out OUT
+    bench/whatif_corpus.py --only 'as recorded' --profiler-overhead-us 0 --out OUT
     bench/profiler_overhead.py --whatif OUT/whatif.csv [--bin target/release/tracecast]
                                [--corpus bench/corpus/h100-80gb-hbm3]
 """

@@ -8,9 +8,12 @@ Every configuration of bench/corpus/<gpu>/ is both a source (its trace)
 and a truth (its manifest), so the table needs no numbers from elsewhere.
 
     bench/whatif_corpus.py [--bin target/release/tracecast] [--corpus bench/corpus/h100-80gb-hbm3]
-                           [--idle recorded|none] [--jobs 2] [--only KIND ...] --out OUT
+                           [--idle recorded|none] [--profiler-overhead-us US] [--jobs 2]
+                           [--only KIND ...] --out OUT
 
-OUT gets whatif.csv (one row per what-if) and summary.md (MAPE and mean
+OUT gets whatif.csv (one row per what-if: the priced iteration time, and
+the source trace's file and its priced steps' GPU span, kernel time and
+profiler time taken out, means in ms) and summary.md (MAPE and mean
 signed error per kind of what-if and model family, then per model); the
 summary is printed too.
 """
@@ -33,7 +36,7 @@ if str(REPO / "python" / "src") not in sys.path:
     sys.path.insert(0, str(REPO / "python" / "src"))
 
 from tracecast_collector.manifest import MANIFEST_SUFFIX, ManifestError, read_manifest  # noqa: E402
-# A source trace that prices its own step within this (%) was not slowed by the profiler.
+# A source trace that prices its own step within this (%) has host time the price gets right.
 FAITHFUL_PCT = 5.0
 
 
@@ -100,9 +103,19 @@ def plan(configs: list[Config]) -> list[WhatIf]:
     return out
 
 
-def predict(binary: str, idle: str, what: WhatIf) -> float:
+@dataclass(frozen=True)
+class Priced:
+    """A what-if's iteration time, and its steps' parts (means over the
+    trace's steps, ms: `steps.csv`)."""
+    iteration_ms: float
+    gpu_span_ms: float
+    busy_ms: float
+    profiler_overhead_ms: float
+
+
+def predict(binary: str, options: list[str], what: WhatIf) -> Priced:
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [binary, "predict", "-q", "--trace", str(what.source.trace), "--idle", idle,
+        cmd = [binary, "predict", "-q", "--trace", str(what.source.trace), *options,
                "--trace-batch-size", str(what.source.batch), *what.args, "--out", tmp]
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
@@ -111,7 +124,11 @@ def predict(binary: str, idle: str, what: WhatIf) -> float:
             rows = list(csv.DictReader(f))
         if len(rows) != 1:
             sys.exit(f"{' '.join(cmd)}: expected one row in traces.csv, got {len(rows)}")
-        return float(rows[0]["iteration_ms"])
+        with open(Path(tmp) / "steps.csv", newline="") as f:
+            steps = list(csv.DictReader(f))
+        mean_ms = lambda column: statistics.fmean(float(s[column]) for s in steps) / 1e6  # noqa: E731
+        return Priced(float(rows[0]["iteration_ms"]), mean_ms("predicted_gpu_span_ns"),
+                      mean_ms("predicted_busy_ns"), mean_ms("profiler_overhead_ns"))
 
 
 def error_pct(predicted: float, measured: float) -> float:
@@ -139,6 +156,9 @@ def main(argv=None) -> int:
     p.add_argument("--corpus", default=str(REPO / "bench" / "corpus" / "h100-80gb-hbm3"))
     p.add_argument("--idle", choices=("recorded", "none"), default="recorded",
                    help="tracecast predict --idle (default: recorded, predict's own default)")
+    p.add_argument("--profiler-overhead-us", type=float,
+                   help="tracecast predict --profiler-overhead-us (default: predict's own; "
+                        "0 prices each step with the profiler's cost kept, as bench/profiler_overhead.py needs)")
     p.add_argument("--jobs", type=int, default=2, help="predictions run at once")
     p.add_argument("--only", action="append", choices=KINDS, metavar="KIND",
                    help=f"run only this kind of what-if (repeatable; one of: {', '.join(map(repr, KINDS))}); "
@@ -151,37 +171,46 @@ def main(argv=None) -> int:
     if args.only:
         whatifs = [w for w in whatifs if w.kind in args.only or w.kind == "as recorded"]
     print(f"{len(configs)} configurations, {len(whatifs)} what-ifs", file=sys.stderr)
+    options = ["--idle", args.idle]
+    if args.profiler_overhead_us is not None:
+        options += ["--profiler-overhead-us", str(args.profiler_overhead_us)]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        predicted = list(pool.map(lambda w: predict(args.bin, args.idle, w), whatifs))
+        predicted = list(pool.map(lambda w: predict(args.bin, options, w), whatifs))
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     rows = []
-    for w, ms in zip(whatifs, predicted):
+    for w, priced in zip(whatifs, predicted):
+        ms = priced.iteration_ms
         rows.append({"kind": w.kind, "family": w.source.family, "model": w.source.model,
                      "precision": w.source.precision, "from_batch": w.source.batch,
                      "to_precision": w.target.precision, "to_batch": w.target.batch,
                      "measured_ms": f"{w.target.measured_ms:.3f}", "predicted_ms": f"{ms:.3f}",
-                     "error_pct": f"{error_pct(ms, w.target.measured_ms):.2f}"})
+                     "error_pct": f"{error_pct(ms, w.target.measured_ms):.2f}",
+                     "source": w.source.trace.name, "gpu_span_ms": f"{priced.gpu_span_ms:.3f}",
+                     "busy_ms": f"{priced.busy_ms:.3f}",
+                     "profiler_overhead_ms": f"{priced.profiler_overhead_ms:.3f}"})
     with open(out / "whatif.csv", "w", newline="") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    # A source whose own step, priced as recorded, is off its measurement was
-    # slowed by the profiler (a host-bound step): its what-ifs inherit that.
+    # A source whose own step, priced as recorded, is off its measurement has
+    # host time the price gets wrong (the profiler's, beyond what predict
+    # takes out, or a host-bound step's spread): its what-ifs inherit that.
     faithful = {(r["model"], r["precision"], r["from_batch"]) for r in rows
                 if r["kind"] == "as recorded" and abs(float(r["error_pct"])) <= FAITHFUL_PCT}
     from_faithful = [r for r in rows if (r["model"], r["precision"], r["from_batch"]) in faithful]
-    # Both ends GPU-bound: the target's own trace prices its step too, so
-    # the truth is GPU work the what-if can know, not the host's pace.
+    # Both ends priced right: the target's own trace prices its step too, so
+    # what is left is the what-if's own error, not the host time's.
     both_faithful = [r for r in from_faithful if (r["model"], r["to_precision"], r["to_batch"]) in faithful]
-    text = [f"Corpus `{args.corpus}`, `tracecast predict --idle {args.idle}`; truth: each target "
+    text = [f"Corpus `{args.corpus}`, `tracecast predict {' '.join(options)}`; truth: each target "
             "configuration's median step without the profiler (collector manifest).", "",
             "All what-ifs:", "", *summary_table(rows, ["kind", "family"]), "",
             f"From the {len(faithful)} sources whose trace, priced as recorded, is within {FAITHFUL_PCT}% of "
-            "their own measured step (the others were slowed by the profiler):", "",
+            "their own measured step (the others' host time is off: the profiler's beyond what is taken out, "
+            "or a host-bound step's spread):", "",
             *summary_table(from_faithful, ["kind", "family"]), "",
-            "Of those, the what-ifs whose target's own trace is within it too (both ends GPU-bound):", "",
+            "Of those, the what-ifs whose target's own trace is within it too (both ends priced right as recorded):", "",
             *summary_table([r for r in both_faithful if r["kind"] != "as recorded"], ["kind", "family"]), "",
             "Per model, all what-ifs:", "", *summary_table(rows, ["kind", "model"]), ""]
     (out / "summary.md").write_text("\n".join(text))
