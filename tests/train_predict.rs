@@ -491,9 +491,21 @@ fn predict_and_train_refuse_what_they_cannot_use() {
     ]);
     assert!(err.contains("no hardware profile by that name"), "{err}");
 
-    // A model trained on another feature format.
+    // A model trained on an older feature format with the same window
+    // inputs still predicts; one whose inputs meant something else does not.
     let card_path = model.join("model.json");
     let mut card = json(&card_path);
+    card["feature_format_version"] = 4.into();
+    std::fs::write(&card_path, card.to_string()).unwrap();
+    run_ok(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--features",
+        s(&features),
+        "--out",
+        s(&dir.path().join("p4")),
+    ]);
     card["feature_format_version"] = 1.into();
     std::fs::write(&card_path, card.to_string()).unwrap();
     let err = run_err(&[

@@ -19,6 +19,10 @@ use crate::column::{ColType::*, Column, TableDef, opt, req};
 
 /// Format version of the feature directory (`features.json`, both tables).
 pub const FORMAT_VERSION: u32 = 5;
+/// The oldest feature format whose window rows mean what this one's do: a
+/// window model trained on it still predicts (version 5 only added the
+/// steps' `cpu_op_count`).
+pub const WINDOW_INPUTS_SINCE: u32 = 4;
 /// `format` field of `features.json`.
 pub const MANIFEST_FORMAT: &str = "tracecast.features";
 /// The manifest's file name in a feature directory: the commit point (part

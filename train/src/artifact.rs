@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use lightgbm3::Booster;
 use serde::{Deserialize, Serialize};
-use tracecast_schemas::features::FORMAT_VERSION as FEATURE_FORMAT_VERSION;
+use tracecast_schemas::features::{FORMAT_VERSION as FEATURE_FORMAT_VERSION, WINDOW_INPUTS_SINCE};
 use tracecast_schemas::model::{MODEL_FORMAT, MODEL_VERSION};
 
 use crate::TrainError;
@@ -107,9 +107,10 @@ impl Model {
             )));
         }
         let card: ModelCard = serde_json::from_value(value).map_err(|e| bad(e.to_string()))?;
-        if card.feature_format_version != FEATURE_FORMAT_VERSION {
+        if !(WINDOW_INPUTS_SINCE..=FEATURE_FORMAT_VERSION).contains(&card.feature_format_version) {
             return Err(bad(format!(
-                "the model was trained on feature format version {}, and this tracecast builds version {FEATURE_FORMAT_VERSION}: \
+                "the model was trained on feature format version {}, and this tracecast builds version {FEATURE_FORMAT_VERSION} \
+                 (whose window inputs mean what they did since version {WINDOW_INPUTS_SINCE}): \
                  its inputs would not mean the same; retrain it with `tracecast train`",
                 card.feature_format_version
             )));
