@@ -1,7 +1,7 @@
 //! Honest evaluation: every trace is predicted by models that never saw it
 //! (one pair of models per fold), and compared with three baselines.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::{Deserialize, Serialize};
 
@@ -260,9 +260,10 @@ fn summarise(kind: SplitKind, folds: Vec<FoldOutcome>, steps: Vec<StepOutcome>) 
     }
 }
 
-/// (mean predicted, mean measured) step time per trace, for the predictor `k`.
+/// (mean predicted, mean measured) step time per trace, for the predictor
+/// `k`, in trace order (so that the errors sum alike run after run).
 fn per_trace_means(steps: &[StepOutcome], k: usize) -> Vec<(f64, f64)> {
-    let mut acc: HashMap<&str, (f64, f64, usize)> = HashMap::new();
+    let mut acc: BTreeMap<&str, (f64, f64, usize)> = BTreeMap::new();
     for s in steps {
         if let Some(p) = s.predicted_ns[k] {
             let e = acc.entry(&s.trace_id).or_default();

@@ -4,7 +4,9 @@
 //! the folds see rows in order, so without this the same traces ingested
 //! twice train two different models.
 
-use arrow::array::{AsArray, RecordBatch};
+use std::collections::{BTreeSet, HashMap};
+
+use arrow::array::{Array, AsArray, RecordBatch};
 use arrow::compute::{cast, interleave_record_batch};
 use arrow::datatypes::{DataType, Int64Type};
 use arrow::error::ArrowError;
@@ -17,27 +19,34 @@ pub fn sorted_windows(batches: Vec<RecordBatch>) -> Result<Vec<RecordBatch>, Arr
     if batches.is_empty() {
         return Ok(batches);
     }
-    let mut keys: Vec<(String, i64, i64, usize, usize)> = Vec::new();
+    let column = |batch: &RecordBatch, name: &str, to: &DataType| {
+        let array = batch
+            .column_by_name(name)
+            .ok_or_else(|| ArrowError::SchemaError(format!("window rows have no `{name}` column")))?;
+        cast(array, to)
+    };
+    let mut traces = Vec::with_capacity(batches.len());
+    for batch in &batches {
+        traces.push(column(batch, "trace_id", &DataType::Utf8)?);
+    }
+    // Traces by rank in name order, so that a row's key is integers alone.
+    let names: BTreeSet<&str> = traces
+        .iter()
+        .flat_map(|t| {
+            let t = t.as_string::<i32>();
+            (0..t.len()).map(move |row| t.value(row))
+        })
+        .collect();
+    let rank: HashMap<&str, usize> = names.into_iter().enumerate().map(|(i, name)| (name, i)).collect();
+    let mut keys: Vec<(usize, i64, i64, usize, usize)> = Vec::new();
     for (b, batch) in batches.iter().enumerate() {
-        let column = |name: &str| {
-            batch
-                .column_by_name(name)
-                .ok_or_else(|| ArrowError::SchemaError(format!("window rows have no `{name}` column")))
-        };
-        let traces = cast(column("trace_id")?, &DataType::Utf8)?;
-        let traces = traces.as_string::<i32>();
-        let steps = cast(column("step_id")?, &DataType::Int64)?;
+        let trace = traces[b].as_string::<i32>();
+        let steps = column(batch, "step_id", &DataType::Int64)?;
         let steps = steps.as_primitive::<Int64Type>();
-        let windows = cast(column("window_index")?, &DataType::Int64)?;
+        let windows = column(batch, "window_index", &DataType::Int64)?;
         let windows = windows.as_primitive::<Int64Type>();
         for row in 0..batch.num_rows() {
-            keys.push((
-                traces.value(row).to_string(),
-                steps.value(row),
-                windows.value(row),
-                b,
-                row,
-            ));
+            keys.push((rank[trace.value(row)], steps.value(row), windows.value(row), b, row));
         }
     }
     keys.sort_unstable();
