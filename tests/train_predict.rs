@@ -64,6 +64,14 @@ fn train_fixture(dir: &Path, features: &Path) -> PathBuf {
     model
 }
 
+/// `tracecast predict --model MODEL --features FEATURES ARGS --out OUT`.
+fn predict_features(model: &Path, features: &Path, args: &[&str], out: &Path) -> std::process::Output {
+    let mut all = vec!["predict", "--model", s(model), "--features", s(features)];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--out", s(out)]);
+    tracecast(&all)
+}
+
 fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
@@ -265,17 +273,8 @@ fn predict_prices_another_gpu_batch_and_gpu_count_and_feeds_the_planner() {
     // span where that outlasted the CPU's step (the fixture's spans have no
     // idle gaps longer than the step's overhang).
     let profiled = dir.path().join("profiled");
-    run_ok(&[
-        "predict",
-        "--model",
-        s(&model),
-        "--features",
-        s(&features),
-        "--profiler-overhead-us",
-        "0",
-        "--out",
-        s(&profiled),
-    ]);
+    let kept = predict_features(&model, &features, &["--profiler-overhead-us", "0"], &profiled);
+    assert!(kept.status.success(), "{:?}", text(&kept));
     let profiled = csv_rows(&profiled.join("steps.csv"));
     assert_eq!(profiled.len(), 13);
     for r in &profiled {
@@ -291,15 +290,7 @@ fn predict_prices_another_gpu_batch_and_gpu_count_and_feeds_the_planner() {
     // By default the profiler's own host time comes off each step, down to
     // no less than its kernels' time; the rest of the step is as profiled.
     let same = dir.path().join("same");
-    let default_run = tracecast(&[
-        "predict",
-        "--model",
-        s(&model),
-        "--features",
-        s(&features),
-        "--out",
-        s(&same),
-    ]);
+    let default_run = predict_features(&model, &features, &[], &same);
     let (stdout, stderr) = text(&default_run);
     assert!(default_run.status.success(), "{stdout}{stderr}");
     let steps = csv_rows(&same.join("steps.csv"));
@@ -318,16 +309,12 @@ fn predict_prices_another_gpu_batch_and_gpu_count_and_feeds_the_planner() {
         "no step lost any profiler time: {steps:?}"
     );
     assert!(stderr.contains("is the profiler's own host time"), "{stdout}{stderr}");
-    let refused = tracecast(&[
-        "predict",
-        "--model",
-        s(&model),
-        "--features",
-        s(&features),
-        "--profiler-overhead-us=-1",
-        "--out",
-        s(&dir.path().join("refused")),
-    ]);
+    let refused = predict_features(
+        &model,
+        &features,
+        &["--profiler-overhead-us=-1"],
+        &dir.path().join("refused"),
+    );
     assert!(!refused.status.success());
     assert!(
         text(&refused).1.contains("--profiler-overhead-us"),
@@ -497,15 +484,8 @@ fn predict_and_train_refuse_what_they_cannot_use() {
     let mut card = json(&card_path);
     card["feature_format_version"] = 4.into();
     std::fs::write(&card_path, card.to_string()).unwrap();
-    run_ok(&[
-        "predict",
-        "--model",
-        s(&model),
-        "--features",
-        s(&features),
-        "--out",
-        s(&dir.path().join("p4")),
-    ]);
+    let v4 = predict_features(&model, &features, &[], &dir.path().join("p4"));
+    assert!(v4.status.success(), "{:?}", text(&v4));
     card["feature_format_version"] = 1.into();
     std::fs::write(&card_path, card.to_string()).unwrap();
     let err = run_err(&[

@@ -11,18 +11,13 @@
 -- recorded in the step (nested ones included): predict takes the profiler's
 -- own host time per operator out of the step.
 
-CREATE VIEW fx_dataloader AS
-SELECT trace_id, step_id, SUM(dur_ns) AS dataloader_ns
+-- One pass over the step's operators gives both.
+CREATE VIEW fx_step_ops AS
+SELECT trace_id, step_id,
+       SUM(CASE WHEN name LIKE 'enumerate(DataLoader)%' THEN dur_ns ELSE 0 END) AS dataloader_ns,
+       SUM(CASE WHEN category = 'cpu_op' THEN 1 ELSE 0 END) AS cpu_op_count
 FROM ops
 WHERE selected_trace_key(trace_id) IS NOT NULL AND step_id IS NOT NULL
-  AND name LIKE 'enumerate(DataLoader)%'
-GROUP BY trace_id, step_id;
-
-CREATE VIEW fx_cpu_ops AS
-SELECT trace_id, step_id, COUNT(*) AS cpu_op_count
-FROM ops
-WHERE selected_trace_key(trace_id) IS NOT NULL AND step_id IS NOT NULL
-  AND category = 'cpu_op'
 GROUP BY trace_id, step_id;
 
 CREATE VIEW fx_steps AS
@@ -31,13 +26,12 @@ SELECT w.trace_id, w.step_id,
        MAX(w.step_items) AS item_count,
        SUM(w.target_ns) AS gpu_span_ns,
        MAX(w.step_remainder_ns) AS remainder_ns,
-       COALESCE(MAX(d.dataloader_ns), 0) AS dataloader_ns,
-       COALESCE(MAX(c.cpu_op_count), 0) AS cpu_op_count,
+       COALESCE(MAX(o.dataloader_ns), 0) AS dataloader_ns,
+       COALESCE(MAX(o.cpu_op_count), 0) AS cpu_op_count,
        COUNT(*) AS window_count,
        MAX(w.gpu_name) AS gpu_name,
        MAX(t.job_id) AS job_id
 FROM fx_new_windows w
 LEFT JOIN traces t ON t.trace_id = w.trace_id
-LEFT JOIN fx_dataloader d ON d.trace_id = w.trace_id AND d.step_id = w.step_id
-LEFT JOIN fx_cpu_ops c ON c.trace_id = w.trace_id AND c.step_id = w.step_id
+LEFT JOIN fx_step_ops o ON o.trace_id = w.trace_id AND o.step_id = w.step_id
 GROUP BY w.trace_id, w.step_id;
