@@ -1,19 +1,21 @@
 #!/usr/bin/env python3
 """Would a step priced as max(host time, GPU time) beat `predict`'s own
-step (a lead for `predict`, not a feature of it)?
+step?
 
 `predict` prices a what-if's step as its GPU span, whose idle gaps stay as
 recorded, plus the CPU time at its edges, less the profiler's own host
-time, never below its kernels' time. A host-bound step then gains the
-kernel time a faster GPU or a smaller batch saves, although its host sets
-the pace. This prices each what-if of `bench/whatif_corpus.py` instead as
+time, never below its kernels' time; on the recorded GPU, never below the
+host's own time either (`host_ns` in its steps.csv: H below, with
+predict's 5 us). This prices each what-if of `bench/whatif_corpus.py`
+instead as
 
     host-or-GPU:        max(H, kernels on the target)
     host-or-GPU+edges:  max(H, kernels on the target + the recorded CPU time at the step's edges)
 
 where H is the source step's CPU time less the time its runtime calls
-waited (each call's time beyond 50 us: a full launch queue, a
-synchronisation) less K us per recorded CPU operator, and prints MAPE and
+waited (each call's time beyond WAIT_FROM_NS, 5 us as in `predict`: a
+full launch queue, a synchronisation) less K us per recorded CPU operator,
+and prints MAPE and
 mean signed error per kind of what-if and model family, next to
 `predict`'s own.
 
@@ -39,8 +41,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 from profiler_overhead import sql  # noqa: E402
 
-# A runtime call longer than this waited on the GPU (launches take a few us).
-WAIT_FROM_NS = 50_000
+# A runtime call longer than this waited on the GPU (launches take a few
+# us): `runtime_wait_ns` in features/sql/05_steps.sql.
+WAIT_FROM_NS = 5_000
 
 
 def host_times(binary: Path, corpus: Path, overhead_us: float) -> dict[str, float]:

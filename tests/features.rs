@@ -191,7 +191,7 @@ fn fixture_windows_tile_steps_and_runs_are_incremental() {
     assert!(ok, "{stderr}");
     assert_same_rows(&out, &one_by_one, "windows");
     assert_same_rows(&out, &one_by_one, "steps");
-    assert_cpu_ops_counted(&lake, &out);
+    assert_step_host_columns(&lake, &out);
 
     // Nothing new: nothing computed, nothing written.
     let files_before = std::fs::read_dir(out.join("windows")).unwrap().count();
@@ -229,12 +229,16 @@ fn fixture_windows_tile_steps_and_runs_are_incremental() {
     assert!(assert_windows_tile_steps(&lake, &out, 2) > steps);
 }
 
-/// Every step's `cpu_op_count` is the lake's CPU operators in that step.
-fn assert_cpu_ops_counted(lake: &Path, features: &Path) {
+/// Every step's `cpu_op_count` is the lake's CPU operators in that step, and
+/// its `runtime_wait_ns` its runtime calls' time beyond 5 µs each.
+fn assert_step_host_columns(lake: &Path, features: &Path) {
     let steps = format!("fs={}", features.join("steps").display());
-    let query = "SELECT fs.trace_id, fs.step_id, fs.cpu_op_count, COALESCE(c.n, 0) AS in_lake FROM fs \
+    let query = "SELECT fs.trace_id, fs.step_id, fs.cpu_op_count, COALESCE(c.n, 0) AS in_lake, \
+                 fs.runtime_wait_ns, COALESCE(w.wait, 0) AS wait_in_lake FROM fs \
                  LEFT JOIN (SELECT trace_id, step_id, count(*) AS n FROM ops WHERE category = 'cpu_op' \
-                 GROUP BY trace_id, step_id) c ON c.trace_id = fs.trace_id AND c.step_id = fs.step_id";
+                 GROUP BY trace_id, step_id) c ON c.trace_id = fs.trace_id AND c.step_id = fs.step_id \
+                 LEFT JOIN (SELECT trace_id, step_id, sum(dur_ns - 5000) AS wait FROM launches WHERE dur_ns > 5000 \
+                 GROUP BY trace_id, step_id) w ON w.trace_id = fs.trace_id AND w.step_id = fs.step_id";
     let output = tracecast(&[
         "sql",
         "--lake",
@@ -251,6 +255,11 @@ fn assert_cpu_ops_counted(lake: &Path, features: &Path) {
     assert!(!rows.is_empty());
     assert!(rows.iter().all(|r| r["cpu_op_count"] == r["in_lake"]), "{stdout}");
     assert!(rows.iter().any(|r| r["cpu_op_count"].as_i64() > Some(0)), "{stdout}");
+    assert!(
+        rows.iter().all(|r| r["runtime_wait_ns"] == r["wait_in_lake"]),
+        "{stdout}"
+    );
+    assert!(rows.iter().any(|r| r["runtime_wait_ns"].as_i64() > Some(0)), "{stdout}");
 }
 
 /// Both feature directories hold the same rows in `table` (`windows` or

@@ -1002,6 +1002,58 @@ fn a_bfloat16_what_if_prices_autocasts_casts() {
     assert!(casts > 1.0, "{casts} ms of casts a step");
 }
 
+/// A what-if on the recorded GPU keeps its host: DenseNet-121 at batch 16
+/// is host-bound on an H100 (48.9 ms a step in float32 for 27.3 ms of
+/// kernels), and in bfloat16 its kernels shrink but its host does not
+/// (70.0 ms measured), so the step is priced at the host's own time. On
+/// another GPU, or with a host that keeps ahead (`--idle none`), no floor.
+#[test]
+fn a_what_if_on_the_recorded_gpu_keeps_its_hosts_pace() {
+    let corpus = workspace_root().join("bench/corpus/h100-80gb-hbm3");
+    let dir = tempfile::tempdir().unwrap();
+    let trace = corpus.join("densenet121__bs16__fp32.pt.trace.json.zst");
+    let measured = json(&corpus.join("densenet121__bs16__bf16.manifest.json"))["step_time"]["median"]
+        .as_f64()
+        .unwrap();
+    let steps = |name: &str, extra: &[&str]| {
+        let out = dir.path().join(name);
+        let mut args = vec![
+            "predict",
+            "--trace",
+            s(&trace),
+            "--trace-batch-size",
+            "16",
+            "--precision",
+            "bf16",
+        ];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--out", s(&out)]);
+        let run = tracecast(&args);
+        let (stdout, stderr) = text(&run);
+        assert!(run.status.success(), "{stdout}{stderr}");
+        (csv_rows(&out.join("steps.csv")), stderr)
+    };
+    for (name, extra) in [("recorded", &[][..]), ("h100", &["--gpu", "H100"][..])] {
+        let (rows, stderr) = steps(name, extra);
+        assert!(!rows.is_empty());
+        for r in &rows {
+            let (priced, host) = (f(r, "predicted_ns"), f(r, "host_ns"));
+            assert!(host > f(r, "predicted_busy_ns"), "host-bound: {r:?}");
+            assert_eq!(priced, host, "{r:?}");
+            assert!(
+                (priced / 1e6 / measured - 1.0).abs() < 0.25,
+                "{priced} ns against {measured} ms"
+            );
+        }
+        assert!(stderr.contains("priced at their host's own time"), "{stderr}");
+    }
+    for (name, extra) in [("a100", &["--gpu", "A100-80GB"][..]), ("fed", &["--idle", "none"][..])] {
+        let (rows, stderr) = steps(name, extra);
+        assert!(rows.iter().all(|r| r["host_ns"].is_empty()), "{rows:?}");
+        assert!(!stderr.contains("priced at their host's own time"), "{stderr}");
+    }
+}
+
 /// `--precision bf16` asks for the recorded float32 run in mixed precision:
 /// on the GPU it was recorded on (an H100), and moved to an A100, it is
 /// faster than in float32, by more on the H100 than a TF32 run gains

@@ -9,7 +9,11 @@
 -- profiler names that `enumerate(DataLoader)#...`): work per sample, which a
 -- batch-size what-if scales. cpu_op_count is the CPU operators the profiler
 -- recorded in the step (nested ones included): predict takes the profiler's
--- own host time per operator out of the step.
+-- own host time per operator out of the step. runtime_wait_ns is the time
+-- the step's runtime calls took beyond 5 us each (a launch itself takes a
+-- few us; the rest is the host waiting on the GPU): predict keeps the
+-- host's own time, dur_ns less these waits, as the floor of a what-if on
+-- the recorded GPU, whose host sets the pace of a host-bound step.
 
 -- One pass over the step's operators gives both.
 CREATE VIEW fx_step_ops AS
@@ -17,6 +21,13 @@ SELECT trace_id, step_id,
        SUM(CASE WHEN name LIKE 'enumerate(DataLoader)%' THEN dur_ns ELSE 0 END) AS dataloader_ns,
        SUM(CASE WHEN category = 'cpu_op' THEN 1 ELSE 0 END) AS cpu_op_count
 FROM ops
+WHERE selected_trace_key(trace_id) IS NOT NULL AND step_id IS NOT NULL
+GROUP BY trace_id, step_id;
+
+CREATE VIEW fx_step_waits AS
+SELECT trace_id, step_id,
+       SUM(CASE WHEN dur_ns > 5000 THEN dur_ns - 5000 ELSE 0 END) AS runtime_wait_ns
+FROM launches
 WHERE selected_trace_key(trace_id) IS NOT NULL AND step_id IS NOT NULL
 GROUP BY trace_id, step_id;
 
@@ -28,10 +39,12 @@ SELECT w.trace_id, w.step_id,
        MAX(w.step_remainder_ns) AS remainder_ns,
        COALESCE(MAX(o.dataloader_ns), 0) AS dataloader_ns,
        COALESCE(MAX(o.cpu_op_count), 0) AS cpu_op_count,
+       COALESCE(MAX(r.runtime_wait_ns), 0) AS runtime_wait_ns,
        COUNT(*) AS window_count,
        MAX(w.gpu_name) AS gpu_name,
        MAX(t.job_id) AS job_id
 FROM fx_new_windows w
 LEFT JOIN traces t ON t.trace_id = w.trace_id
 LEFT JOIN fx_step_ops o ON o.trace_id = w.trace_id AND o.step_id = w.step_id
+LEFT JOIN fx_step_waits r ON r.trace_id = w.trace_id AND r.step_id = w.step_id
 GROUP BY w.trace_id, w.step_id;

@@ -7,6 +7,7 @@ mod autocast_trace;
 pub mod elasticflow;
 mod error;
 mod gradients;
+mod host;
 mod output;
 mod physical;
 pub mod scaling;
@@ -61,7 +62,8 @@ pub enum StepBase {
 pub enum IdleGaps {
     /// As recorded: the host that launched the kernels launches them again
     /// as it did, so a gap the GPU waited through stays (a faster GPU waits
-    /// at least as long).
+    /// at least as long), and on the recorded GPU a step takes at least its
+    /// host's own time ([`host`]).
     #[default]
     Recorded,
     /// None: the GPU kept fed (a host and software stack that keep ahead of
@@ -134,6 +136,9 @@ pub struct StepPrediction {
     pub predicted_busy_ns: f64,
     /// The profiler's host time taken out of the step.
     pub profiler_overhead_ns: f64,
+    /// The host's own time, the step's floor, where the scenario keeps the
+    /// recorded GPU (and so its host).
+    pub host_ns: Option<f64>,
     /// Under the profiler.
     pub measured_ns: Option<i64>,
     pub windows: u64,
@@ -250,6 +255,9 @@ struct StepSum {
     /// How much the step's data-loader time (part of its recorded remainder)
     /// changes at the scenario's batch: it fetches that many more samples.
     loader_change_ns: f64,
+    /// The scenario keeps the recorded GPU and its host's pace: the step
+    /// takes at least the host's own time ([`host`]).
+    keeps_host: bool,
 }
 
 impl StepSum {
@@ -269,6 +277,12 @@ impl StepSum {
         step.remainder_ns as f64 + self.loader_change_ns
     }
 
+    /// The host's own time for the step, where the scenario keeps its host.
+    fn host_ns(&self, step: &StepRow, profiler_overhead_us: f64) -> Option<f64> {
+        self.keeps_host
+            .then(|| host::own_time_ns(step, profiler_ns(step, profiler_overhead_us), self.loader_change_ns))
+    }
+
     /// The step's predicted time, its collectives left out where
     /// `without_communication` (a one-GPU time).
     fn time(&self, step: &StepRow, profiler_overhead_us: f64, without_communication: bool) -> StepTime {
@@ -277,13 +291,23 @@ impl StepSum {
         } else {
             0.0
         };
-        step_time(
+        let profiler = profiler_ns(step, profiler_overhead_us);
+        let priced = step_time(
             self.span_ns - communication,
             (self.busy_ns - communication).max(0.0),
             self.remainder_ns(step),
-            step.cpu_op_count as f64 * profiler_overhead_us * 1e3,
-        )
+            profiler,
+        );
+        match self.host_ns(step, profiler_overhead_us) {
+            Some(host) => host::floored(priced, host, profiler),
+            None => priced,
+        }
     }
+}
+
+/// The profiler's cost of the CPU operators it recorded in `step`, ns.
+fn profiler_ns(step: &StepRow, profiler_overhead_us: f64) -> f64 {
+    step.cpu_op_count as f64 * profiler_overhead_us * 1e3
 }
 
 /// Per (trace index, step id).
@@ -356,17 +380,35 @@ fn price(req: &PredictRequest<'_>, scenario: Scenario<'_>) -> Result<(Dataset, S
         e.communication_ns += p * data.windows.communication_share[i];
         e.windows += 1;
     }
+    let keeps_host: Vec<bool> = data
+        .traces
+        .iter()
+        .map(|info| {
+            req.idle == IdleGaps::Recorded && is_recorded_gpu(scenario.gpu, info.recorded_gpu.as_deref(), req.catalog)
+        })
+        .collect();
     for s in &data.steps {
         if let Some(t) = data.trace_index(&s.trace_id)
             && let Some(e) = per_step.get_mut(&(t as u32, s.step_id))
         {
             e.loader_change_ns = s.dataloader_ns as f64 * (scales[t] - 1.0);
+            e.keeps_host = keeps_host[t];
         }
     }
     if req.idle == IdleGaps::None {
         per_step.values_mut().for_each(StepSum::without_idle_gaps);
     }
     Ok((data, per_step, coverage))
+}
+
+/// Whether pricing on `gpu` (None: the recorded one) keeps the GPU a trace
+/// was recorded on (`recorded`, as the trace names it).
+fn is_recorded_gpu(gpu: Option<&HardwareProfile>, recorded: Option<&str>, catalog: &Catalog) -> bool {
+    gpu.is_none_or(|g| {
+        recorded
+            .and_then(|r| catalog.resolve(r))
+            .is_some_and(|r| r.name == g.name)
+    })
 }
 
 /// Each window's time on the recorded GPU and batch, per `req.base`, and
@@ -464,13 +506,8 @@ pub fn predict(req: &PredictRequest<'_>) -> Result<Prediction, PredictError> {
     let mut notes: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
     let as_recorded = |t: usize| {
         let info = &data.traces[t];
-        let same_gpu = req.gpu.is_none_or(|g| {
-            info.recorded_gpu
-                .as_deref()
-                .and_then(|r| req.catalog.resolve(r))
-                .is_some_and(|r| r.name == g.name)
-        });
-        same_gpu && req.batch_size.is_none_or(|b| info.label.batch_size == Some(b))
+        is_recorded_gpu(req.gpu, info.recorded_gpu.as_deref(), req.catalog)
+            && req.batch_size.is_none_or(|b| info.label.batch_size == Some(b))
     };
     let gpu_name = |t: usize| {
         data.traces[t]
@@ -502,6 +539,7 @@ pub fn predict(req: &PredictRequest<'_>) -> Result<Prediction, PredictError> {
             batch_size: data.traces[t].batch_size,
             predicted_ns: time.ns,
             profiler_overhead_ns: time.profiler_ns,
+            host_ns: sum.host_ns(s, req.profiler_overhead_us),
             predicted_gpu_span_ns: sum.span_ns,
             predicted_busy_ns: sum.busy_ns,
             measured_ns,
@@ -666,6 +704,7 @@ pub fn predict(req: &PredictRequest<'_>) -> Result<Prediction, PredictError> {
         notes.extend(coverage_notes(&data, &coverage));
         if req.idle == IdleGaps::Recorded {
             notes.extend(idle_notes(&steps));
+            notes.extend(host_bound_notes(&steps));
         }
     }
     Ok(Prediction {
@@ -737,6 +776,28 @@ fn idle_notes(steps: &[StepPrediction]) -> Vec<String> {
             format!(
                 "trace {trace}: {:.0}% of its GPU work as priced is idle gaps between kernels, kept as recorded (the same host launches them; --idle none drops them)",
                 100.0 * (span - busy) / span
+            )
+        })
+        .collect()
+}
+
+/// Per trace with steps priced at their host's own time (a what-if on the
+/// recorded GPU that leaves the host the slower): how many.
+fn host_bound_notes(steps: &[StepPrediction]) -> Vec<String> {
+    let mut per_trace: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
+    for s in steps {
+        let e = per_trace.entry(s.trace_id.as_str()).or_default();
+        e.0 += 1;
+        e.1 += usize::from(s.host_ns.is_some_and(|h| h >= s.predicted_ns));
+    }
+    per_trace
+        .into_iter()
+        .filter(|(_, (_, bound))| *bound > 0)
+        .map(|(trace, (all, bound))| {
+            format!(
+                "trace {trace}: {bound} of its {all} steps priced at their host's own time (the recorded step less its \
+                 waits on the GPU and the profiler's time): on the recorded GPU the same host issues the same operators, \
+                 and the GPU would wait for it"
             )
         })
         .collect()

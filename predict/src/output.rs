@@ -36,6 +36,7 @@ fn steps_batch(p: &Prediction) -> Result<RecordBatch, arrow::error::ArrowError> 
             floats(s.iter().map(|r| Some(r.predicted_gpu_span_ns))),
             floats(s.iter().map(|r| Some(r.predicted_busy_ns))),
             floats(s.iter().map(|r| Some(r.profiler_overhead_ns))),
+            floats(s.iter().map(|r| r.host_ns)),
             ints(s.iter().map(|r| r.measured_ns)),
             ints(s.iter().map(|r| Some(r.windows as i64))),
         ],

@@ -18,10 +18,10 @@ use arrow::datatypes::{Field, Schema, SchemaRef};
 use crate::column::{ColType::*, Column, TableDef, opt, req};
 
 /// Format version of the feature directory (`features.json`, both tables).
-pub const FORMAT_VERSION: u32 = 5;
+pub const FORMAT_VERSION: u32 = 6;
 /// The oldest feature format whose window rows mean what this one's do: a
-/// window model trained on it still predicts (version 5 only added the
-/// steps' `cpu_op_count`).
+/// window model trained on it still predicts (versions 5 and 6 only added
+/// the steps' `cpu_op_count` and `runtime_wait_ns`).
 pub const WINDOW_INPUTS_SINCE: u32 = 4;
 /// `format` field of `features.json`.
 pub const MANIFEST_FORMAT: &str = "tracecast.features";
@@ -178,6 +178,12 @@ pub const FEATURE_STEPS: TableDef = TableDef {
             Int64,
             "count",
             "CPU operators the profiler recorded in the step (`ops.category = 'cpu_op'`, nested ones included): `predict` removes the profiler's own host time per operator (`--profiler-overhead-us`).",
+        ),
+        req(
+            "runtime_wait_ns",
+            Int64,
+            "ns",
+            "Time the step's CUDA/HIP runtime and driver calls (`launches`) took beyond 5 us each: the host waiting on the GPU (a full launch queue, a synchronisation) rather than working. `dur_ns` less this (and less the profiler's cost) is the host's own time for the step, below which `predict` prices no what-if on the recorded GPU.",
         ),
         req(
             "window_count",

@@ -2,8 +2,9 @@
 
 use crate::column::{ColType::*, TableDef, opt, req};
 
-/// 2: `predicted_steps.predicted_busy_ns`; 3: `predicted_steps.profiler_overhead_ns`.
-pub const PREDICTION_VERSION: u32 = 3;
+/// 2: `predicted_steps.predicted_busy_ns`; 3: `predicted_steps.profiler_overhead_ns`;
+/// 4: `predicted_steps.host_ns`.
+pub const PREDICTION_VERSION: u32 = 4;
 
 pub const PREDICTED_STEPS: TableDef = TableDef {
     name: "predicted_steps",
@@ -24,7 +25,7 @@ pub const PREDICTED_STEPS: TableDef = TableDef {
             "predicted_ns",
             Float64,
             "ns",
-            "Predicted step time without the profiler: the step's GPU span (the sum of its windows' times) plus its remainder (CPU time at the step's edges, as recorded; where the GPU span outlasted the CPU's step, the host having run ahead, at least the step's kernel time), less `profiler_overhead_ns`.",
+            "Predicted step time without the profiler: the step's GPU span (the sum of its windows' times) plus its remainder (CPU time at the step's edges, as recorded; where the GPU span outlasted the CPU's step, the host having run ahead, at least the step's kernel time), less `profiler_overhead_ns`; on the recorded GPU, at least `host_ns`.",
         ),
         req(
             "predicted_gpu_span_ns",
@@ -43,6 +44,12 @@ pub const PREDICTED_STEPS: TableDef = TableDef {
             Float64,
             "ns",
             "Host time taken out of the step as the profiler's own: `--profiler-overhead-us` per CPU operator the trace recorded in the step, never taking the step below its kernel time. `predicted_ns` plus this is the step priced with the profiler's cost kept.",
+        ),
+        opt(
+            "host_ns",
+            Float64,
+            "ns",
+            "The host's own time for the step, below which no what-if on the recorded GPU (a batch size, a precision) prices it: the recorded step less its runtime calls' waits on the GPU (`feature_steps.runtime_wait_ns`) and the profiler's cost, its data-loader time moved with the batch. The same host issues the same operators, so a host-bound step stays host-bound. Null on another GPU (the host is the target machine's, unknown) and under `--idle none`.",
         ),
         opt(
             "measured_ns",

@@ -23,6 +23,8 @@ pub struct StepRow {
     pub dataloader_ns: i64,
     /// CPU operators the profiler recorded in the step.
     pub cpu_op_count: i64,
+    /// Time the step's runtime calls spent waiting on the GPU (beyond 5 µs each).
+    pub runtime_wait_ns: i64,
     pub gpu_name: Option<String>,
     /// The run the trace belongs to (ranks of one run share it).
     pub job_id: Option<String>,
@@ -136,13 +138,14 @@ fn step_rows(batch: &RecordBatch) -> Result<Vec<StepRow>, String> {
             .as_primitive_opt::<Int64Type>()
             .ok_or(format!("{name} is not Int64"))
     };
-    let (step, dur, span, rem, loader, cpu_ops) = (
+    let (step, dur, span, rem, loader, cpu_ops, waits) = (
         int("step_id")?,
         int("dur_ns")?,
         int("gpu_span_ns")?,
         int("remainder_ns")?,
         int("dataloader_ns")?,
         int("cpu_op_count")?,
+        int("runtime_wait_ns")?,
     );
     let gpu = col("gpu_name")?
         .as_string_opt::<i32>()
@@ -162,6 +165,7 @@ fn step_rows(batch: &RecordBatch) -> Result<Vec<StepRow>, String> {
             remainder_ns: rem.value(i),
             dataloader_ns: loader.value(i),
             cpu_op_count: cpu_ops.value(i),
+            runtime_wait_ns: waits.value(i),
             gpu_name: text(gpu, i),
             job_id: text(job, i),
         })
