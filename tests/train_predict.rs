@@ -1005,8 +1005,10 @@ fn a_bfloat16_what_if_prices_autocasts_casts() {
 /// A what-if on the recorded GPU keeps its host: DenseNet-121 at batch 16
 /// is host-bound on an H100 (48.9 ms a step in float32 for 27.3 ms of
 /// kernels), and in bfloat16 its kernels shrink but its host does not
-/// (70.0 ms measured), so the step is priced at the host's own time. On
-/// another GPU, or with a host that keeps ahead (`--idle none`), no floor.
+/// (70.0 ms measured), so the step is priced at the host's own time. A
+/// slower GPU keeps the whole floor, a faster one (an H200) the floor
+/// times its speed-up, so that no GPU is priced out of order; a host that
+/// keeps ahead (`--idle none`) sets none.
 #[test]
 fn a_what_if_on_the_recorded_gpu_keeps_its_hosts_pace() {
     let corpus = workspace_root().join("bench/corpus/h100-80gb-hbm3");
@@ -1047,11 +1049,48 @@ fn a_what_if_on_the_recorded_gpu_keeps_its_hosts_pace() {
         }
         assert!(stderr.contains("priced at their host's own time"), "{stderr}");
     }
-    for (name, extra) in [("a100", &["--gpu", "A100-80GB"][..]), ("fed", &["--idle", "none"][..])] {
-        let (rows, stderr) = steps(name, extra);
-        assert!(rows.iter().all(|r| r["host_ns"].is_empty()), "{rows:?}");
-        assert!(!stderr.contains("priced at their host's own time"), "{stderr}");
-    }
+    let (fed, stderr) = steps("fed", &["--idle", "none"]);
+    assert!(fed.iter().all(|r| r["host_ns"].is_empty()), "{fed:?}");
+    assert!(!stderr.contains("priced at their host's own time"), "{stderr}");
+    let host_ns = |rows: &[HashMap<String, String>]| rows.iter().map(|r| f(r, "host_ns")).sum::<f64>();
+    let (on_h100, _) = steps("h100-sum", &[]);
+    let (on_a100, on_h200) = (
+        steps("a100", &["--gpu", "A100-80GB"]).0,
+        steps("h200", &["--gpu", "H200"]).0,
+    );
+    assert_eq!(
+        host_ns(&on_a100),
+        host_ns(&on_h100),
+        "a slower GPU keeps the whole floor"
+    );
+    let scaled = host_ns(&on_h200) / host_ns(&on_h100);
+    assert!(
+        scaled > 0.5 && scaled < 1.0,
+        "the H200's floor is the H100's times {scaled}"
+    );
+
+    // ViT-B/16 at batch 8 in bfloat16: host-bound on the H100. The A100 is
+    // slower in every figure, the H200 faster in one: their prices stay in
+    // that order (without the floor on the A100 it came out faster).
+    let vit = corpus.join("vit_b_16__bs8__fp32.pt.trace.json.zst");
+    let iteration_ms = |gpu: &str| {
+        let args = [
+            "--trace",
+            s(&vit),
+            "--trace-batch-size",
+            "8",
+            "--precision",
+            "bf16",
+            "--gpu",
+            gpu,
+        ];
+        predicted_iteration_ms(&dir.path().join(format!("vit-{gpu}")), &args)
+    };
+    let (h200, h100, a100) = (iteration_ms("H200"), iteration_ms("H100"), iteration_ms("A100-80GB"));
+    assert!(
+        h200 <= h100 && h100 <= a100,
+        "H200 {h200} ms, H100 {h100} ms, A100 {a100} ms"
+    );
 }
 
 /// `--precision bf16` asks for the recorded float32 run in mixed precision:

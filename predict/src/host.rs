@@ -1,5 +1,4 @@
-//! The host's own time for a step: the floor of a what-if on the recorded
-//! GPU.
+//! The host's own time for a step: the floor of a what-if.
 //!
 //! A step's host issues its operators at its own pace. On the GPU it was
 //! recorded on (and so, for a what-if, on the same machine) a smaller batch
@@ -11,14 +10,72 @@
 //! batch. On 164 H100 what-ifs of `bench/corpus` this floor took bfloat16
 //! what-ifs from 22.5% / 39.5% error (language / vision models) to 13.5% /
 //! 28.6% and halved batches from 15.7% / 18.8% to 12.8% / 18.4%
-//! (`bench/host_bound.py`).
+//! (`bench/whatif_corpus.py`).
 //!
 //! On another GPU the host is the target machine's, whose pace a trace
-//! does not tell: no floor there.
+//! does not tell; the machine is taken to keep the recorded one's balance.
+//! A GPU no faster than the recorded one in any figure comes with a host
+//! no faster either: the whole floor. A GPU faster in some figure comes
+//! with a host faster in proportion: the floor times the step's speed-up
+//! on it (its kernels' time there over their time on the recorded GPU, in
+//! the same scenario). So a faster GPU is never priced slower, and a step
+//! host-bound on its own GPU stays so on a GPU a little faster (an H200
+//! beside an H100), while one far faster is bound by its kernels again.
 
+use tracecast_opmodel::GpuSpec;
+use tracecast_schemas::hardware::{Catalog, HardwareProfile};
 use tracecast_train::StepRow;
 
 use crate::StepTime;
+
+/// How a trace's steps are floored at their host's own time on a GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HostFloor {
+    /// The recorded GPU unknown, or without a profile: no floor.
+    None,
+    /// The recorded GPU, or one no faster in any figure.
+    Whole,
+    /// A GPU faster in some figure: the floor times the step's speed-up.
+    ScaledByGpu,
+}
+
+/// The floor for a trace recorded on `recorded` (as the trace names it)
+/// priced on `gpu` (None: the recorded one).
+pub(crate) fn floor(gpu: Option<&HardwareProfile>, recorded: Option<&str>, catalog: &Catalog) -> HostFloor {
+    let Some(target) = gpu else {
+        return HostFloor::Whole;
+    };
+    let Some(recorded) = recorded.and_then(|r| catalog.resolve(r)) else {
+        return HostFloor::None;
+    };
+    if recorded.name == target.name {
+        return HostFloor::Whole;
+    }
+    match (GpuSpec::from_profile(target), GpuSpec::from_profile(recorded)) {
+        (Ok(t), Ok(r)) if no_faster(&t, &r) => HostFloor::Whole,
+        (Ok(_), Ok(_)) => HostFloor::ScaledByGpu,
+        _ => HostFloor::None,
+    }
+}
+
+/// Whether `target` is no faster than `recorded` in any figure a kernel's
+/// time depends on: peak rates (each tensor-core path where the target has
+/// one), bandwidth and SMs.
+pub(crate) fn no_faster(target: &GpuSpec, recorded: &GpuSpec) -> bool {
+    let optional = |t: Option<f64>, r: Option<f64>| match (t, r) {
+        (Some(t), Some(r)) => t <= r,
+        (Some(_), None) => false,
+        (None, _) => true,
+    };
+    let sms = !(target.sm_count.is_finite() && recorded.sm_count.is_finite()) || target.sm_count <= recorded.sm_count;
+    target.peak_fp32_flops <= recorded.peak_fp32_flops
+        && target.bandwidth <= recorded.bandwidth
+        && sms
+        && optional(target.peak_fp32_matrix_flops, recorded.peak_fp32_matrix_flops)
+        && optional(target.peak_half_flops, recorded.peak_half_flops)
+        && optional(target.peak_tf32_flops, recorded.peak_tf32_flops)
+        && optional(target.peak_fp64_flops, recorded.peak_fp64_flops)
+}
 
 /// The host's own time for `step`, ns: its recorded time less its runtime
 /// calls' waits and `profiler_ns` (the profiler's cost of its operators),
@@ -69,6 +126,36 @@ mod tests {
         assert_eq!(own_time_ns(&step(100, 30), 10.0, 20.0), 80.0);
         // Waits counted on several threads can exceed the step: no floor.
         assert_eq!(own_time_ns(&step(100, 150), 10.0, 0.0), 0.0);
+    }
+
+    fn gpu(fp32: f64, half: Option<f64>, bandwidth: f64, sm_count: f64) -> GpuSpec {
+        GpuSpec {
+            name: "x".into(),
+            peak_fp32_flops: fp32,
+            peak_fp32_matrix_flops: None,
+            peak_half_flops: half,
+            peak_tf32_flops: None,
+            peak_fp64_flops: None,
+            bandwidth,
+            sm_count,
+            l2_bytes: 0.0,
+        }
+    }
+
+    #[test]
+    fn only_a_gpu_no_faster_in_any_figure_keeps_the_hosts_pace() {
+        let h100 = gpu(67e12, Some(989e12), 3.35e12, 132.0);
+        let a100 = gpu(19.5e12, Some(312e12), 2.0e12, 108.0);
+        let h200 = gpu(67e12, Some(989e12), 4.8e12, 132.0);
+        assert!(no_faster(&a100, &h100));
+        assert!(no_faster(&h100, &h100));
+        assert!(!no_faster(&h100, &a100));
+        // More bandwidth alone is faster in a figure.
+        assert!(!no_faster(&h200, &h100));
+        // Tensor cores the recorded GPU lacks are faster.
+        assert!(!no_faster(&a100, &gpu(67e12, None, 3.35e12, 132.0)));
+        // An unknown SM count decides nothing.
+        assert!(no_faster(&gpu(19.5e12, None, 2.0e12, f64::NAN), &h100));
     }
 
     #[test]

@@ -24,6 +24,7 @@ use tracecast_train::{Dataset, FeatureTable, Labels, Model, Scenario, StepRow, b
 
 pub use error::PredictError;
 pub use gradients::GradientSource;
+use host::HostFloor;
 pub use output::{priced_csv, write_outputs, write_price_outputs, write_throughput};
 pub use physical::Coverage;
 use scaling::Interconnect;
@@ -62,8 +63,8 @@ pub enum StepBase {
 pub enum IdleGaps {
     /// As recorded: the host that launched the kernels launches them again
     /// as it did, so a gap the GPU waited through stays (a faster GPU waits
-    /// at least as long), and on the recorded GPU a step takes at least its
-    /// host's own time ([`host`]).
+    /// at least as long), and a step takes at least its host's own time
+    /// ([`host`]).
     #[default]
     Recorded,
     /// None: the GPU kept fed (a host and software stack that keep ahead of
@@ -136,8 +137,8 @@ pub struct StepPrediction {
     pub predicted_busy_ns: f64,
     /// The profiler's host time taken out of the step.
     pub profiler_overhead_ns: f64,
-    /// The host's own time, the step's floor, where the scenario keeps the
-    /// recorded GPU (and so its host).
+    /// The host's time the step takes at least ([`host`]); None under
+    /// `IdleGaps::None` or where the recorded GPU is unknown.
     pub host_ns: Option<f64>,
     /// Under the profiler.
     pub measured_ns: Option<i64>,
@@ -255,9 +256,10 @@ struct StepSum {
     /// How much the step's data-loader time (part of its recorded remainder)
     /// changes at the scenario's batch: it fetches that many more samples.
     loader_change_ns: f64,
-    /// The scenario keeps the recorded GPU and its host's pace: the step
-    /// takes at least the host's own time ([`host`]).
-    keeps_host: bool,
+    /// The share of the host's own time below which the step is not
+    /// priced ([`host`]): 1 on the recorded GPU or a slower one, the GPU's
+    /// own speed-up on a faster one; None where no floor applies.
+    host_scale: Option<f64>,
 }
 
 impl StepSum {
@@ -277,10 +279,11 @@ impl StepSum {
         step.remainder_ns as f64 + self.loader_change_ns
     }
 
-    /// The host's own time for the step, where the scenario keeps its host.
+    /// The host's time the step takes at least, where a floor applies.
     fn host_ns(&self, step: &StepRow, profiler_overhead_us: f64) -> Option<f64> {
-        self.keeps_host
-            .then(|| host::own_time_ns(step, profiler_ns(step, profiler_overhead_us), self.loader_change_ns))
+        self.host_scale.map(|share| {
+            share * host::own_time_ns(step, profiler_ns(step, profiler_overhead_us), self.loader_change_ns)
+        })
     }
 
     /// The step's predicted time, its collectives left out where
@@ -318,6 +321,48 @@ type StepSums = HashMap<(u32, i64), StepSum>;
 /// moved by the op model's ratio between the recorded and the asked
 /// configuration.
 fn price(req: &PredictRequest<'_>, scenario: Scenario<'_>) -> Result<(Dataset, StepSums, Vec<Coverage>), PredictError> {
+    let (data, mut per_step, coverage) = price_steps(req, scenario.gpu, scenario.batch_size, scenario.only_trace)?;
+    if req.idle == IdleGaps::None {
+        return Ok((data, per_step, coverage));
+    }
+    let floors: Vec<HostFloor> = data
+        .traces
+        .iter()
+        .map(|info| host::floor(scenario.gpu, info.recorded_gpu.as_deref(), req.catalog))
+        .collect();
+    // A faster GPU's floor is the host's time over the step's speed-up
+    // from the recorded GPU under the same scenario, priced here.
+    let on_recorded_gpu = if floors.contains(&HostFloor::ScaledByGpu) {
+        Some(price_steps(req, None, scenario.batch_size, scenario.only_trace)?.1)
+    } else {
+        None
+    };
+    for (key, e) in per_step.iter_mut() {
+        e.host_scale = match floors[key.0 as usize] {
+            HostFloor::None => None,
+            HostFloor::Whole => Some(1.0),
+            HostFloor::ScaledByGpu => on_recorded_gpu
+                .as_ref()
+                .and_then(|sums| sums.get(key))
+                .filter(|r| r.busy_ns > 0.0)
+                .map(|r| (e.busy_ns / r.busy_ns).min(1.0)),
+        };
+    }
+    Ok((data, per_step, coverage))
+}
+
+/// [`price`] without the host's floor.
+fn price_steps(
+    req: &PredictRequest<'_>,
+    gpu: Option<&HardwareProfile>,
+    batch_size: Option<u32>,
+    only_trace: Option<&str>,
+) -> Result<(Dataset, StepSums, Vec<Coverage>), PredictError> {
+    let scenario = Scenario {
+        gpu,
+        batch_size,
+        only_trace,
+    };
     let recorded = Scenario {
         gpu: None,
         batch_size: None,
@@ -380,19 +425,11 @@ fn price(req: &PredictRequest<'_>, scenario: Scenario<'_>) -> Result<(Dataset, S
         e.communication_ns += p * data.windows.communication_share[i];
         e.windows += 1;
     }
-    let keeps_host: Vec<bool> = data
-        .traces
-        .iter()
-        .map(|info| {
-            req.idle == IdleGaps::Recorded && is_recorded_gpu(scenario.gpu, info.recorded_gpu.as_deref(), req.catalog)
-        })
-        .collect();
     for s in &data.steps {
         if let Some(t) = data.trace_index(&s.trace_id)
             && let Some(e) = per_step.get_mut(&(t as u32, s.step_id))
         {
             e.loader_change_ns = s.dataloader_ns as f64 * (scales[t] - 1.0);
-            e.keeps_host = keeps_host[t];
         }
     }
     if req.idle == IdleGaps::None {
@@ -781,8 +818,8 @@ fn idle_notes(steps: &[StepPrediction]) -> Vec<String> {
         .collect()
 }
 
-/// Per trace with steps priced at their host's own time (a what-if on the
-/// recorded GPU that leaves the host the slower): how many.
+/// Per trace with steps priced at their host's own time (a what-if that
+/// keeps the host and leaves it the slower): how many.
 fn host_bound_notes(steps: &[StepPrediction]) -> Vec<String> {
     let mut per_trace: BTreeMap<&str, (usize, usize)> = BTreeMap::new();
     for s in steps {
@@ -796,8 +833,8 @@ fn host_bound_notes(steps: &[StepPrediction]) -> Vec<String> {
         .map(|(trace, (all, bound))| {
             format!(
                 "trace {trace}: {bound} of its {all} steps priced at their host's own time (the recorded step less its \
-                 waits on the GPU and the profiler's time): on the recorded GPU the same host issues the same operators, \
-                 and the GPU would wait for it"
+                 waits on the GPU and the profiler's time, scaled by the GPU's speed-up on a faster GPU): the host \
+                 issues the same operators, and the GPU would wait for it"
             )
         })
         .collect()

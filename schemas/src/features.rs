@@ -183,7 +183,7 @@ pub const FEATURE_STEPS: TableDef = TableDef {
             "runtime_wait_ns",
             Int64,
             "ns",
-            "Time the step's CUDA/HIP runtime and driver calls (`launches`) took beyond 5 us each: the host waiting on the GPU (a full launch queue, a synchronisation) rather than working. `dur_ns` less this (and less the profiler's cost) is the host's own time for the step, below which `predict` prices no what-if on the recorded GPU.",
+            "Time the step's CUDA/HIP runtime and driver calls (`launches`) took beyond 5 us each: the host waiting on the GPU (a full launch queue, a synchronisation) rather than working. `dur_ns` less this (and less the profiler's cost) is the host's own time for the step, the floor of `predict`'s what-ifs (`predicted_steps.host_ns`).",
         ),
         req(
             "window_count",

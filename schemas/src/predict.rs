@@ -25,7 +25,7 @@ pub const PREDICTED_STEPS: TableDef = TableDef {
             "predicted_ns",
             Float64,
             "ns",
-            "Predicted step time without the profiler: the step's GPU span (the sum of its windows' times) plus its remainder (CPU time at the step's edges, as recorded; where the GPU span outlasted the CPU's step, the host having run ahead, at least the step's kernel time), less `profiler_overhead_ns`; on the recorded GPU, at least `host_ns`.",
+            "Predicted step time without the profiler: the step's GPU span (the sum of its windows' times) plus its remainder (CPU time at the step's edges, as recorded; where the GPU span outlasted the CPU's step, the host having run ahead, at least the step's kernel time), less `profiler_overhead_ns`; at least `host_ns` where that is given.",
         ),
         req(
             "predicted_gpu_span_ns",
@@ -49,7 +49,7 @@ pub const PREDICTED_STEPS: TableDef = TableDef {
             "host_ns",
             Float64,
             "ns",
-            "The host's own time for the step, below which no what-if on the recorded GPU (a batch size, a precision) prices it: the recorded step less its runtime calls' waits on the GPU (`feature_steps.runtime_wait_ns`) and the profiler's cost, its data-loader time moved with the batch. The same host issues the same operators, so a host-bound step stays host-bound. Null on another GPU (the host is the target machine's, unknown) and under `--idle none`.",
+            "The host's time below which the step is not priced: its own time (the recorded step less its runtime calls' waits on the GPU, `feature_steps.runtime_wait_ns`, and the profiler's cost, its data-loader time moved with the batch) on the recorded GPU or one no faster in any figure, and that times the step's speed-up on a GPU faster in some figure (the machine's balance kept). The same host issues the same operators, so a host-bound step stays host-bound. Null under `--idle none` and where the recorded GPU has no hardware profile.",
         ),
         opt(
             "measured_ns",

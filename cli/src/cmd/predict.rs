@@ -33,10 +33,11 @@ use crate::progress::Ui;
 /// proportion); idle gaps between kernels stay as recorded (--idle none
 /// drops them: a host that keeps the GPU fed), and the host time fetching the
 /// batch (the profiler's `enumerate(DataLoader)` spans) follows the batch
-/// size. On the recorded GPU (another batch size or precision: the same
-/// machine), a step takes at least its host's own time, the recorded step
-/// less its runtime calls' waits on the GPU (steps.csv `host_ns`): a
-/// host-bound step stays host-bound. A note says how much kernel time was moved by operator shapes and
+/// size. A step takes at least its host's own time, the recorded step less
+/// its runtime calls' waits on the GPU, on the recorded GPU (another batch
+/// size or precision: the same machine) and on one no faster in any
+/// figure, and that times the step's speed-up on a faster GPU (steps.csv
+/// `host_ns`): a host-bound step stays host-bound. A note says how much kernel time was moved by operator shapes and
 /// how much by kernel family and recorded time alone. Float32 convolutions
 /// run on TF32 tensor cores where the asked GPU has them, as PyTorch does
 /// by default, unless the trace ran in strict float32 on a GPU that had
@@ -97,8 +98,8 @@ pub struct PredictArgs {
     #[arg(long, value_enum, default_value_t = BaseArg::Recorded)]
     base: BaseArg,
     /// Idle gaps between a step's kernels: as `recorded` (the same host
-    /// launching them: a faster GPU waits for it at least as long; on the
-    /// recorded GPU a step takes at least its host's own time), or `none`
+    /// launching them: a faster GPU waits for it at least as long, and a
+    /// step takes at least its host's own time), or `none`
     /// (a host that keeps the GPU fed: the step's GPU work is its kernels'
     /// time alone; data loading at the step's edges stays).
     #[arg(long, value_enum, default_value_t = IdleArg::Recorded)]
