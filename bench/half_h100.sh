@@ -17,7 +17,10 @@
 #      bfloat16, against those measured steps.
 # The H100's float32 measurements (bench/measured/h100-sxm5) are trained
 # on, as the shipped model is; its bfloat16 ones are not.
-# Usage: bench/half_h100.sh
+# Usage: bench/half_h100.sh [PROFILER_OVERHEAD_US]
+#   PROFILER_OVERHEAD_US: section 3's `predict --profiler-overhead-us`, the
+#   profiler's host cost per CPU operator on the host that recorded the
+#   traces (default: predict's own default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PUBLIC=../shared/public
@@ -26,6 +29,8 @@ make -s build
 BIN=$PWD/target/release/tracecast
 HALF=bench/measured/h100-bf16
 FP32=bench/measured/h100-sxm5
+OVERHEAD=()
+[ -n "${1:-}" ] && OVERHEAD=(--profiler-overhead-us "$1")
 WORK=$(mktemp -d /tmp/tracecast-half-h100.XXXXXX)
 trap 'rm -rf "$WORK"' EXIT
 
@@ -110,7 +115,7 @@ echo "|---|---:|---:|---:|"
 measured() { awk -F, -v t="$2" 'NR==1 { for (i = 1; i <= NF; i++) h[$i] = i; next } $1 == t { print $h["step_ms"] }' "$1/steps.csv"; }
 whatif() { # trace batch measured-ms
   rm -rf "$WORK/p"
-  "$BIN" -q predict --trace "$1" --trace-batch-size "$2" --precision bf16 --out "$WORK/p" >/dev/null 2>&1
+  "$BIN" -q predict --trace "$1" --trace-batch-size "$2" --precision bf16 ${OVERHEAD[@]+"${OVERHEAD[@]}"} --out "$WORK/p" >/dev/null 2>&1
   awk -F, -v l="$(basename "$1")" -v m="$3" 'NR==1 { for (i = 1; i <= NF; i++) if ($i == "iteration_ms") c = i }
     NR==2 { printf "| %s | %.2f | %.2f | %+.1f%% |\n", l, m, $c, 100 * ($c - m) / m }' "$WORK/p/traces.csv"
 }

@@ -1093,6 +1093,26 @@ fn a_what_if_on_the_recorded_gpu_keeps_its_hosts_pace() {
     );
 }
 
+/// EfficientNet-B0's batch norms and depthwise convolutions are PyTorch's
+/// own kernels in bfloat16, no faster than cuDNN's float32 ones: its
+/// bfloat16 step at batch 128 measured 69.4 ms on an H100, where the
+/// float32 trace priced with every kernel's bytes halved gave 38.2.
+#[test]
+fn bfloat16_batch_norm_and_depthwise_convolutions_gain_nothing() {
+    let corpus = workspace_root().join("bench/corpus/h100-80gb-hbm3");
+    let dir = tempfile::tempdir().unwrap();
+    let trace = corpus.join("efficientnet_b0__bs128__fp32.pt.trace.json.zst");
+    let measured = json(&corpus.join("efficientnet_b0__bs128__bf16.manifest.json"))["step_time"]["median"]
+        .as_f64()
+        .unwrap();
+    let args = ["--trace", s(&trace), "--trace-batch-size", "128", "--precision", "bf16"];
+    let priced = predicted_iteration_ms(&dir.path().join("bf16"), &args);
+    assert!(
+        (priced / measured - 1.0).abs() < 0.3,
+        "priced {priced:.1} ms, measured {measured:.1} ms"
+    );
+}
+
 /// `--precision bf16` asks for the recorded float32 run in mixed precision:
 /// on the GPU it was recorded on (an H100), and moved to an A100, it is
 /// faster than in float32, by more on the H100 than a TF32 run gains

@@ -26,7 +26,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use tracecast_opmodel::OpKind;
+use tracecast_opmodel::{HalfType, OpKind};
 use tracecast_schemas::features::stable_code;
 
 /// Operators autocast runs in float32 whatever their inputs (PyTorch's
@@ -81,6 +81,40 @@ const FLOAT32_BACKWARD_OPS: [&str; 6] = [
     "aten::nll_loss_backward",
     "aten::mse_loss_backward",
 ];
+
+/// Operators whose 16-bit kernels run no faster than their float32 ones,
+/// whatever the halved bytes say, by the names a float32 trace records.
+/// PyTorch's own depthwise convolution is the same kernel in both types;
+/// cuDNN's batch norm takes no bfloat16 input, so under bfloat16 autocast
+/// PyTorch's native batch norm replaces it. On `bench/corpus` (44 pairs of
+/// one configuration in float32 and bfloat16 on an H100) the depthwise
+/// convolutions took 0.97-1.05x their float32 time, batch norm's forward
+/// kernels 1.27-1.81x and its backward ones 0.93-1.27x.
+const NO_16_BIT_GAIN_OPS: [&str; 1] = ["aten::_conv_depthwise2d"];
+const NO_BFLOAT16_GAIN_OPS: [&str; 2] = ["aten::cudnn_batch_norm", "aten::cudnn_batch_norm_backward"];
+
+/// The `op_code`s of the operators whose kernels keep their float32 time
+/// in a 16-bit what-if ([`NO_16_BIT_GAIN_OPS`]).
+pub(crate) struct No16BitGain {
+    any: Vec<i32>,
+    bfloat16: Vec<i32>,
+}
+
+impl No16BitGain {
+    pub fn new() -> No16BitGain {
+        let codes = |names: &[&str]| names.iter().map(|n| stable_code(n)).collect();
+        No16BitGain {
+            any: codes(&NO_16_BIT_GAIN_OPS),
+            bfloat16: codes(&NO_BFLOAT16_GAIN_OPS),
+        }
+    }
+
+    /// Whether a kernel of the operator `op_code` runs no faster in `half`
+    /// than in float32.
+    pub fn contains(&self, op_code: i32, half: HalfType) -> bool {
+        self.any.contains(&op_code) || (half == HalfType::BFloat16 && self.bfloat16.contains(&op_code))
+    }
+}
 
 /// The `op_code`s of the operators a 16-bit what-if keeps in float32.
 pub(crate) struct Float32Ops {
@@ -270,6 +304,21 @@ mod tests {
         for name in ["aten::addmm", "aten::native_batch_norm", "aten::gelu"] {
             assert!(!ops.contains(code(name), false), "{name}");
         }
+    }
+
+    /// Depthwise convolutions gain nothing in 16 bits, batch norm nothing
+    /// in bfloat16 (cuDNN's float16 batch norm stays).
+    #[test]
+    fn pytorchs_own_kernels_gain_nothing_in_16_bits() {
+        let slow = No16BitGain::new();
+        let code = |name: &str| stable_code(name);
+        for half in [HalfType::BFloat16, HalfType::Float16] {
+            assert!(slow.contains(code("aten::_conv_depthwise2d"), half));
+            assert!(!slow.contains(code("aten::cudnn_convolution"), half));
+        }
+        assert!(slow.contains(code("aten::cudnn_batch_norm"), HalfType::BFloat16));
+        assert!(slow.contains(code("aten::cudnn_batch_norm_backward"), HalfType::BFloat16));
+        assert!(!slow.contains(code("aten::cudnn_batch_norm"), HalfType::Float16));
     }
 
     fn kernel(kind: OpKind, float32: bool, in0: f64, in1: f64) -> TraceKernel {

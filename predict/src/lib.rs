@@ -400,7 +400,7 @@ fn price_steps(
             physical::Asked {
                 gpu: target.as_ref(),
                 tf32: req.tf32,
-                half: req.half.is_some(),
+                half: req.half,
                 used_tf32: req.used_tf32,
             },
             &scales,

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use arrow::array::{Array, AsArray};
-use tracecast_opmodel::{EwFunc, GpuSpec, OpKind, OpModel, OpWork, Timing};
+use tracecast_opmodel::{EwFunc, GpuSpec, HalfType, OpKind, OpModel, OpWork, Timing};
 use tracecast_schemas::features::{
     BACKWARD_PHASE, COMMUNICATION_FAMILY, OPTIMIZER_FAMILY, OPTIMIZER_PHASE, central_positions, position_column,
 };
@@ -15,7 +15,7 @@ use tracecast_schemas::hardware::Catalog;
 use tracecast_train::{Dataset, FeatureTable, column_f64};
 
 use crate::PredictError;
-use crate::autocast_trace::{Autocast, Float32Ops, TraceKernel, autocast_step};
+use crate::autocast_trace::{Autocast, Float32Ops, No16BitGain, TraceKernel, autocast_step};
 use crate::tf32::Tf32;
 
 /// What a what-if asks for: a GPU (None: each trace's recorded one) and
@@ -26,7 +26,7 @@ pub struct Asked<'a> {
     pub tf32: Tf32,
     /// Float32 kernels in 16 bits (mixed precision), but the optimizer's
     /// and those of autocast's float32 list (softmax, norms, losses).
-    pub half: bool,
+    pub half: Option<HalfType>,
     /// Per trace id, whether its kernels ran on TF32 tensor cores; None
     /// where no lake was read (a feature table given as input).
     pub used_tf32: Option<&'a HashMap<String, bool>>,
@@ -140,6 +140,7 @@ pub fn window_deltas(
     };
     let convolution_codes = Tf32::convolution_codes();
     let float32_ops = Float32Ops::new();
+    let no_16_bit_gain = No16BitGain::new();
     // Per trace: the TF32 switches of the recorded and the asked run, which
     // its coverage names where either GPU has TF32 (so that they count).
     let target_has_tf32 = asked.gpu.is_some_and(|g| g.peak_tf32_flops.is_some());
@@ -244,7 +245,7 @@ pub fn window_deltas(
             window += 1;
         }
     }
-    let autocast = if asked.half {
+    let autocast = if asked.half.is_some() {
         autocast_items(&items)
     } else {
         vec![Autocast::default(); items.len()]
@@ -266,7 +267,10 @@ pub fn window_deltas(
         let tgt = asked.gpu.unwrap_or(rec);
         // Mixed precision keeps the optimizer's float32 master weights.
         let mut work = item.work;
-        if cast.half && item.scales && work.dtype_bytes > 2.0 {
+        let gains = asked
+            .half
+            .is_some_and(|half| !no_16_bit_gain.contains(item.kernel.op_code, half));
+        if cast.half && gains && item.scales && work.dtype_bytes > 2.0 {
             work = work.in_half();
             coverage[item.trace].halved_ns += item.dur_ns;
         }
