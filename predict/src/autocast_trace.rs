@@ -93,6 +93,11 @@ const FLOAT32_BACKWARD_OPS: [&str; 6] = [
 const NO_16_BIT_GAIN_OPS: [&str; 1] = ["aten::_conv_depthwise2d"];
 const NO_BFLOAT16_GAIN_OPS: [&str; 2] = ["aten::cudnn_batch_norm", "aten::cudnn_batch_norm_backward"];
 
+/// The feature tables' `op_code`s of operators named as a trace names them.
+fn op_codes(names: &[&str]) -> Vec<i32> {
+    names.iter().map(|n| stable_code(n)).collect()
+}
+
 /// The `op_code`s of the operators whose kernels keep their float32 time
 /// in a 16-bit what-if ([`NO_16_BIT_GAIN_OPS`]).
 pub(crate) struct No16BitGain {
@@ -102,10 +107,9 @@ pub(crate) struct No16BitGain {
 
 impl No16BitGain {
     pub fn new() -> No16BitGain {
-        let codes = |names: &[&str]| names.iter().map(|n| stable_code(n)).collect();
         No16BitGain {
-            any: codes(&NO_16_BIT_GAIN_OPS),
-            bfloat16: codes(&NO_BFLOAT16_GAIN_OPS),
+            any: op_codes(&NO_16_BIT_GAIN_OPS),
+            bfloat16: op_codes(&NO_BFLOAT16_GAIN_OPS),
         }
     }
 
@@ -124,10 +128,9 @@ pub(crate) struct Float32Ops {
 
 impl Float32Ops {
     pub fn new() -> Float32Ops {
-        let codes = |names: &[&str]| names.iter().map(|n| stable_code(n)).collect();
         Float32Ops {
-            forward: codes(&FLOAT32_OPS),
-            backward: codes(&FLOAT32_BACKWARD_OPS),
+            forward: op_codes(&FLOAT32_OPS),
+            backward: op_codes(&FLOAT32_BACKWARD_OPS),
         }
     }
 

@@ -31,7 +31,7 @@ use crate::StepTime;
 /// How a trace's steps are floored at their host's own time on a GPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum HostFloor {
-    /// The recorded GPU unknown, or without a profile: no floor.
+    /// Another GPU, the recorded one without a hardware profile: no floor.
     None,
     /// The recorded GPU, or one no faster in any figure.
     Whole,

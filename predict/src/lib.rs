@@ -138,7 +138,8 @@ pub struct StepPrediction {
     /// The profiler's host time taken out of the step.
     pub profiler_overhead_ns: f64,
     /// The host's time the step takes at least ([`host`]); None under
-    /// `IdleGaps::None` or where the recorded GPU is unknown.
+    /// `IdleGaps::None`, or on another GPU where the recorded one has no
+    /// hardware profile.
     pub host_ns: Option<f64>,
     /// Under the profiler.
     pub measured_ns: Option<i64>,

@@ -49,7 +49,7 @@ pub const PREDICTED_STEPS: TableDef = TableDef {
             "host_ns",
             Float64,
             "ns",
-            "The host's time below which the step is not priced: its own time (the recorded step less its runtime calls' waits on the GPU, `feature_steps.runtime_wait_ns`, and the profiler's cost, its data-loader time moved with the batch) on the recorded GPU or one no faster in any figure, and that times the step's speed-up on a GPU faster in some figure (the machine's balance kept). The same host issues the same operators, so a host-bound step stays host-bound. Null under `--idle none` and where the recorded GPU has no hardware profile.",
+            "The host's time below which the step is not priced: its own time (the recorded step less its runtime calls' waits on the GPU, `feature_steps.runtime_wait_ns`, and the profiler's cost, its data-loader time moved with the batch) on the recorded GPU or one no faster in any figure, and that times the step's speed-up on a GPU faster in some figure (the machine's balance kept). The same host issues the same operators, so a host-bound step stays host-bound. Null under `--idle none`, and on another GPU where the recorded one has no hardware profile.",
         ),
         opt(
             "measured_ns",
