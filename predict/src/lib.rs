@@ -834,8 +834,8 @@ fn host_bound_notes(steps: &[StepPrediction]) -> Vec<String> {
         .map(|(trace, (all, bound))| {
             format!(
                 "trace {trace}: {bound} of its {all} steps priced at their host's own time (the recorded step less its \
-                 waits on the GPU and the profiler's time, scaled by the GPU's speed-up on a faster GPU): the host \
-                 issues the same operators, and the GPU would wait for it"
+                 waits on the GPU and the profiler's time; on a GPU faster than the recorded one, that times the step's \
+                 speed-up): the host issues the same operators, and the GPU would wait for it"
             )
         })
         .collect()
