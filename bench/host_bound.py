@@ -9,13 +9,15 @@ host's own time either (`host_ns` in its steps.csv: H below, with
 predict's 5 us). This prices each what-if of `bench/whatif_corpus.py`
 instead as
 
+    max(H, predict):    `predict`'s step, floored at H (with --wait-from-us 5, `predict` itself;
+                        with more, H is larger and the floor higher: the threshold's trade)
     host-or-GPU:        max(H, kernels on the target)
     host-or-GPU+edges:  max(H, kernels on the target + the recorded CPU time at the step's edges)
     gaps-absorbed:      `predict`'s step less the recorded idle gaps that the kernels' growth
                         fills (a GPU that needs longer than its host no longer waits for it)
 
 where H is the source step's CPU time less the time its runtime calls
-waited (each call's time beyond WAIT_FROM_NS, 5 us as in `predict`: a
+waited (each call's time beyond --wait-from-us, 5 as in `predict`: a
 full launch queue, a synchronisation) less K us per recorded CPU operator,
 and prints MAPE and
 mean signed error per kind of what-if and model family, next to
@@ -24,6 +26,7 @@ mean signed error per kind of what-if and model family, next to
     bench/whatif_corpus.py --out OUT
     bench/host_bound.py --whatif OUT/whatif.csv [--bin target/release/tracecast]
                         [--corpus bench/corpus/h100-80gb-hbm3] [--profiler-overhead-us 3.5]
+                        [--wait-from-us 5]
 
 K must be the one `whatif_corpus.py` priced with (predict's default
 unless it was given --profiler-overhead-us).
@@ -43,12 +46,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))
 from profiler_overhead import sql  # noqa: E402
 
-# A runtime call longer than this waited on the GPU (launches take a few
-# us): `runtime_wait_ns` in features/sql/05_steps.sql.
-WAIT_FROM_NS = 5_000
-
-
-def host_times(binary: Path, corpus: Path, overhead_us: float) -> dict[str, float]:
+def host_times(binary: Path, corpus: Path, overhead_us: float, wait_from_ns: float) -> dict[str, float]:
     """Source trace file name -> H, ms: its steps' mean CPU time less the
     runtime calls' waits and the profiler's time."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -58,7 +56,7 @@ def host_times(binary: Path, corpus: Path, overhead_us: float) -> dict[str, floa
         rows = sql(binary, lake, f"""
             WITH waits AS (
               SELECT trace_id, step_id,
-                     sum(CASE WHEN dur_ns > {WAIT_FROM_NS} THEN dur_ns - {WAIT_FROM_NS} ELSE 0 END) AS wait_ns
+                     sum(CASE WHEN dur_ns > {wait_from_ns} THEN dur_ns - {wait_from_ns} ELSE 0 END) AS wait_ns
               FROM launches WHERE step_id IS NOT NULL GROUP BY 1, 2),
             ops AS (
               SELECT trace_id, step_id, count(*) AS cpu_ops
@@ -86,13 +84,16 @@ def main(argv=None) -> int:
     p.add_argument("--bin", type=Path, default=REPO / "target" / "release" / "tracecast")
     p.add_argument("--corpus", type=Path, default=REPO / "bench" / "corpus" / "h100-80gb-hbm3")
     p.add_argument("--profiler-overhead-us", type=float, default=3.5)
+    # A runtime call longer than this waited on the GPU (launches take a few
+    # us): `runtime_wait_ns` in features/sql/05_steps.sql counts from 5.
+    p.add_argument("--wait-from-us", type=float, default=5.0)
     args = p.parse_args(argv)
 
     with open(args.whatif, newline="") as f:
         rows = list(csv.DictReader(f))
     if not rows or "busy_ms" not in rows[0]:
         sys.exit(f"{args.whatif}: no busy_ms column: rerun bench/whatif_corpus.py")
-    host = host_times(args.bin, args.corpus, args.profiler_overhead_us)
+    host = host_times(args.bin, args.corpus, args.profiler_overhead_us, args.wait_from_us * 1e3)
     # The CPU time at a source step's edges: its as-recorded price with the
     # profiler's time put back, less its GPU span.
     edges = {r["source"]: max(float(r["predicted_ms"]) + float(r["profiler_overhead_ms"]) - float(r["gpu_span_ms"]), 0.0)
@@ -105,6 +106,7 @@ def main(argv=None) -> int:
         measured, busy = float(r["measured_ms"]), float(r["busy_ms"])
         priced = {
             "predict": float(r["predicted_ms"]),
+            "max(H, predict)": max(host[r["source"]], float(r["predicted_ms"])),
             "host-or-GPU": max(host[r["source"]], busy),
             "host-or-GPU+edges": max(host[r["source"]], busy + edges[r["source"]]),
             "gaps-absorbed": gaps_absorbed(r, recorded_busy[r["source"]]),
@@ -113,7 +115,8 @@ def main(argv=None) -> int:
         for name, ms in priced.items():
             group[name].append(100.0 * (ms - measured) / measured)
     names = list(next(iter(errors.values())))
-    print(f"MAPE % (mean signed error %) against the un-profiled steps; K = {args.profiler_overhead_us} us\n")
+    print(f"MAPE % (mean signed error %) against the un-profiled steps; K = {args.profiler_overhead_us} us, "
+          f"waits beyond {args.wait_from_us} us\n")
     print("| what-if | family | what-ifs | " + " | ".join(names) + " |")
     print("|---|---|---|" + "---|" * len(names))
     for (kind, family), group in sorted(errors.items()):
