@@ -10,7 +10,11 @@
 //! batch. On 164 H100 what-ifs of `bench/corpus` this floor took bfloat16
 //! what-ifs from 22.5% / 39.5% error (language / vision models) to 13.5% /
 //! 28.6% and halved batches from 15.7% / 18.8% to 12.8% / 18.4%
-//! (`bench/whatif_corpus.py`).
+//! (`bench/whatif_corpus.py`). The floor is only as right as the
+//! profiler's cost per operator (`--profiler-overhead-us`) is for the host
+//! that recorded the trace: the lent H100 of `bench/measured` paid 8 µs or
+//! more, and with the default 3.5 its bfloat16 ResNet-50 what-ifs came out
+//! 30-38% slow (`bench/half_h100.sh`).
 //!
 //! On another GPU the host is the target machine's, whose pace a trace
 //! does not tell; the machine is taken to keep the recorded one's balance.
