@@ -76,6 +76,17 @@ fn json(path: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
+/// The profiled trace of a `bench/corpus` configuration (`model__bsN__precision`).
+fn corpus_trace(config: &str) -> PathBuf {
+    workspace_root().join(format!("bench/corpus/h100-80gb-hbm3/{config}.pt.trace.json.zst"))
+}
+
+/// The median step of a `bench/corpus` configuration measured without the profiler, ms.
+fn corpus_step_ms(config: &str) -> f64 {
+    let manifest = workspace_root().join(format!("bench/corpus/h100-80gb-hbm3/{config}.manifest.json"));
+    json(&manifest)["step_time"]["median"].as_f64().unwrap()
+}
+
 fn csv_rows(path: &Path) -> Vec<HashMap<String, String>> {
     let mut reader = csv::Reader::from_path(path).unwrap();
     let headers = reader.headers().unwrap().clone();
@@ -977,11 +988,9 @@ fn tf32_auto_reads_the_recorded_runs_switches_from_its_kernels() {
 /// aligned, 17.5% fast.
 #[test]
 fn a_bfloat16_what_if_prices_autocasts_casts() {
-    let corpus = workspace_root().join("bench/corpus/h100-80gb-hbm3");
     let dir = tempfile::tempdir().unwrap();
-    let trace = corpus.join("gpt2_small__bs32__fp32.pt.trace.json.zst");
-    let manifest = json(&corpus.join("gpt2_small__bs32__bf16.manifest.json"));
-    let measured = manifest["step_time"]["median"].as_f64().unwrap();
+    let trace = corpus_trace("gpt2_small__bs32__fp32");
+    let measured = corpus_step_ms("gpt2_small__bs32__bf16");
     let args = ["--trace", s(&trace), "--trace-batch-size", "32", "--precision", "bf16"];
     let priced = predicted_iteration_ms(&dir.path().join("bf16"), &args);
     assert!(
@@ -1011,12 +1020,9 @@ fn a_bfloat16_what_if_prices_autocasts_casts() {
 /// keeps ahead (`--idle none`) sets none.
 #[test]
 fn a_what_if_on_the_recorded_gpu_keeps_its_hosts_pace() {
-    let corpus = workspace_root().join("bench/corpus/h100-80gb-hbm3");
     let dir = tempfile::tempdir().unwrap();
-    let trace = corpus.join("densenet121__bs16__fp32.pt.trace.json.zst");
-    let measured = json(&corpus.join("densenet121__bs16__bf16.manifest.json"))["step_time"]["median"]
-        .as_f64()
-        .unwrap();
+    let trace = corpus_trace("densenet121__bs16__fp32");
+    let measured = corpus_step_ms("densenet121__bs16__bf16");
     let steps = |name: &str, extra: &[&str]| {
         let out = dir.path().join(name);
         let mut args = vec![
@@ -1072,7 +1078,7 @@ fn a_what_if_on_the_recorded_gpu_keeps_its_hosts_pace() {
     // ViT-B/16 at batch 8 in bfloat16: host-bound on the H100. The A100 is
     // slower in every figure, the H200 faster in one: their prices stay in
     // that order (without the floor on the A100 it came out faster).
-    let vit = corpus.join("vit_b_16__bs8__fp32.pt.trace.json.zst");
+    let vit = corpus_trace("vit_b_16__bs8__fp32");
     let iteration_ms = |gpu: &str| {
         let args = [
             "--trace",
@@ -1099,12 +1105,9 @@ fn a_what_if_on_the_recorded_gpu_keeps_its_hosts_pace() {
 /// float32 trace priced with every kernel's bytes halved gave 38.2.
 #[test]
 fn bfloat16_batch_norm_and_depthwise_convolutions_gain_nothing() {
-    let corpus = workspace_root().join("bench/corpus/h100-80gb-hbm3");
     let dir = tempfile::tempdir().unwrap();
-    let trace = corpus.join("efficientnet_b0__bs128__fp32.pt.trace.json.zst");
-    let measured = json(&corpus.join("efficientnet_b0__bs128__bf16.manifest.json"))["step_time"]["median"]
-        .as_f64()
-        .unwrap();
+    let trace = corpus_trace("efficientnet_b0__bs128__fp32");
+    let measured = corpus_step_ms("efficientnet_b0__bs128__bf16");
     let args = ["--trace", s(&trace), "--trace-batch-size", "128", "--precision", "bf16"];
     let priced = predicted_iteration_ms(&dir.path().join("bf16"), &args);
     assert!(

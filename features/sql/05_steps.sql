@@ -11,9 +11,10 @@
 -- recorded in the step (nested ones included): predict takes the profiler's
 -- own host time per operator out of the step. runtime_wait_ns is the time
 -- the step's runtime calls took beyond 5 us each (a launch itself takes a
--- few us; the rest is the host waiting on the GPU): predict keeps the
--- host's own time, dur_ns less these waits, as the floor of a what-if on
--- the recorded GPU, whose host sets the pace of a host-bound step.
+-- few us; the rest is the host waiting on the GPU): dur_ns less these
+-- waits (and the profiler's cost) is the host's own time, which predict
+-- keeps as the floor of a what-if, since the host sets the pace of a
+-- host-bound step.
 
 -- One pass over the step's operators gives both.
 CREATE VIEW fx_step_ops AS

@@ -46,15 +46,12 @@ pub(crate) enum HostFloor {
 /// The floor for a trace recorded on `recorded` (as the trace names it)
 /// priced on `gpu` (None: the recorded one).
 pub(crate) fn floor(gpu: Option<&HardwareProfile>, recorded: Option<&str>, catalog: &Catalog) -> HostFloor {
-    let Some(target) = gpu else {
-        return HostFloor::Whole;
-    };
-    let Some(recorded) = recorded.and_then(|r| catalog.resolve(r)) else {
-        return HostFloor::None;
-    };
-    if recorded.name == target.name {
+    if crate::is_recorded_gpu(gpu, recorded, catalog) {
         return HostFloor::Whole;
     }
+    let (Some(target), Some(recorded)) = (gpu, recorded.and_then(|r| catalog.resolve(r))) else {
+        return HostFloor::None;
+    };
     match (GpuSpec::from_profile(target), GpuSpec::from_profile(recorded)) {
         (Ok(t), Ok(r)) if no_faster(&t, &r) => HostFloor::Whole,
         (Ok(_), Ok(_)) => HostFloor::ScaledByGpu,
