@@ -222,8 +222,9 @@ enum GraphSource {
     /// NeuSight's traced one-layer graph; the layer runs `num_layer` times.
     Traced { path: PathBuf, num_layer: u64 },
     /// Built from the model's configuration (a model or configuration with
-    /// no traced graph, or a label with no layer count: Switch).
-    Config(PathBuf),
+    /// no traced graph, or a label with no layer count: Switch), with the
+    /// label's layer count where it has one.
+    Config { path: PathBuf, num_layer: Option<u64> },
 }
 
 fn end_to_end(
@@ -278,8 +279,11 @@ fn end_to_end(
                     }
                     ModelGraph::of_layer(traced[&key].clone(), num_layer as f64)
                 }
-                GraphSource::Config(path) => {
-                    let config = ModelConfig::read(&path).map_err(|e| e.to_string())?;
+                GraphSource::Config { path, num_layer } => {
+                    let mut config = ModelConfig::read(&path).map_err(|e| e.to_string())?;
+                    if let Some(n) = num_layer {
+                        config = config.with_layers(n as f64);
+                    }
                     ev.notes.push(format!(
                         "{}: no traced graph with a layer count: built from {}",
                         label.path.display(),
@@ -458,8 +462,11 @@ fn graph_for<'a>(
             path,
             num_layer: n as u64,
         },
-        (traced, _) => match configs.get(&label.model) {
-            Some(config) => GraphSource::Config(config.clone()),
+        (traced, layers) => match configs.get(&label.model) {
+            Some(config) => GraphSource::Config {
+                path: config.clone(),
+                num_layer: layers.map(|n| n as u64),
+            },
             None if traced.is_some() => {
                 return Err(format!(
                     "its `num_layer` is missing and there is no configuration for model {} to build its graph from",
@@ -495,6 +502,26 @@ mod tests {
             e2e_ms: None,
             fw_ms: None,
         }
+    }
+
+    /// A label with no traced graph is built from its model's
+    /// configuration, with the label's layer count where it has one.
+    #[test]
+    fn a_built_graph_takes_the_labels_layer_count() {
+        let catalog = tracecast_schemas::hardware::builtin_catalog().unwrap();
+        let mut gpus = GpuTable::default();
+        gpus.insert("GPU", crate::GpuSpec::builtin(&catalog, "NVIDIA T4").unwrap());
+        let config = PathBuf::from("DLmodel_configs/gpt2_large.json");
+        let configs = BTreeMap::from([("gpt2_large".to_string(), config.clone())]);
+        let none = BTreeMap::new();
+        let built = |num_layer| match graph_for(&label("", 4, num_layer), &none, &configs, &gpus).unwrap().0 {
+            GraphSource::Config { path, num_layer } => (path, num_layer),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(built(Some(12.0)), (config.clone(), Some(12)));
+        // No count, or NeuSight's 0 for multi-GPU runs: the configuration's own.
+        assert_eq!(built(None), (config.clone(), None));
+        assert_eq!(built(Some(0.0)), (config, None));
     }
 
     #[test]

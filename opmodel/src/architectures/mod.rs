@@ -167,6 +167,22 @@ impl ModelConfig {
         }
     }
 
+    /// The same model with `layers` transformer layers, where the
+    /// architecture has one stack of them: a NeuSight label's `num_layer`
+    /// says how many layers the timed model had, which may differ from its
+    /// configuration's. Switch's encoder and decoder stacks keep their own
+    /// counts (its labels give none).
+    pub fn with_layers(mut self, layers: f64) -> ModelConfig {
+        match &mut self.architecture {
+            Architecture::Gpt2(m) => m.layers = layers,
+            Architecture::Bert(m) => m.layers = layers,
+            Architecture::Opt(m) => m.layers = layers,
+            Architecture::Llama(m) => m.layers = layers,
+            Architecture::Switch(_) => {}
+        }
+        self
+    }
+
     /// The nodes one forward pass (and, in training, its backward) runs on
     /// `batch` sequences of `seqlen` tokens, each with its count.
     pub fn graph(&self, batch: f64, seqlen: f64, training: bool) -> ModelGraph {

@@ -32,6 +32,20 @@ fn gpt2_matrix_work_is_the_textbook_count() {
     assert!((got / expected - 1.0).abs() < 1e-9, "{got} vs {expected}");
 }
 
+/// A label's layer count replaces the configuration's: the layers' work
+/// scales with it, the embeddings and the head stay.
+#[test]
+fn a_layer_count_rebuilds_the_stack() {
+    let (b, s, d, v) = (4.0, 1024.0, 768.0, 50257.0);
+    let t = b * s;
+    let per_layer = 24.0 * t * d * d + 4.0 * b * s * s * d;
+    let head = 2.0 * t * d * v;
+    let six = config(GPT2_SMALL).with_layers(6.0);
+    assert_eq!(six.describe(), "gpt2, 6 layers, hidden 768");
+    let got = gemm_flops(&six.graph(b, s, false));
+    assert!((got / (6.0 * per_layer + head) - 1.0).abs() < 1e-9);
+}
+
 /// Training adds every backward but the additions', copies' and creations';
 /// a GEMM's backward is twice its forward.
 #[test]
