@@ -1099,6 +1099,36 @@ fn a_what_if_on_the_recorded_gpu_keeps_its_hosts_pace() {
     );
 }
 
+/// Autocast's casts are CPU operators too: a `--precision` what-if of a
+/// host-bound step adds them to its host's floor, at the step's own cost
+/// per operator; a step its kernels paced keeps its floor.
+#[test]
+fn autocasts_casts_cost_a_host_bound_host_its_pace() {
+    let dir = tempfile::tempdir().unwrap();
+    let host_ns = |config: &str, batch: &str, extra: &[&str]| -> f64 {
+        let out = dir.path().join(format!("{config}{}", extra.len()));
+        let trace = corpus_trace(config);
+        let mut args = vec!["predict", "--trace", s(&trace), "--trace-batch-size", batch];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--out", s(&out)]);
+        let run = tracecast(&args);
+        let (stdout, stderr) = text(&run);
+        assert!(run.status.success(), "{stdout}{stderr}");
+        csv_rows(&out.join("steps.csv")).iter().map(|r| f(r, "host_ns")).sum()
+    };
+    // DenseNet-121 at batch 16: host-bound in float32 (48.9 ms against
+    // about 27 of kernels), 70.0 ms in bfloat16.
+    let bf16 = ["--precision", "bf16"];
+    let added = host_ns("densenet121__bs16__fp32", "16", &bf16) / host_ns("densenet121__bs16__fp32", "16", &[]);
+    assert!(added > 1.1 && added < 2.0, "the casts add {added}x to the host");
+    // ConvNeXt-T at batch 64: its kernels paced the float32 step.
+    let (kept, recorded) = (
+        host_ns("convnext_tiny__bs64__fp32", "64", &bf16),
+        host_ns("convnext_tiny__bs64__fp32", "64", &[]),
+    );
+    assert_eq!(kept, recorded);
+}
+
 /// EfficientNet-B0's batch norms and depthwise convolutions are PyTorch's
 /// own kernels in bfloat16, no faster than cuDNN's float32 ones: its
 /// bfloat16 step at batch 128 measured 69.4 ms on an H100, where the

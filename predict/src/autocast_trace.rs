@@ -175,6 +175,8 @@ pub(crate) struct Autocast {
     /// Elements autocast converts before it (float32 to 16 bits for a
     /// matrix product's inputs, back for a float32-list op's).
     pub cast_elements: f64,
+    /// The tensors those elements are: one `aten::to` call each.
+    pub cast_tensors: u32,
 }
 
 /// The last output: its element count (None: a matrix product's, size
@@ -197,6 +199,7 @@ pub(crate) fn autocast_step(kernels: &[TraceKernel]) -> Vec<Autocast> {
         decisions.extend(std::iter::repeat_n(
             Autocast {
                 cast_elements: 0.0,
+                cast_tensors: 0,
                 ..decision
             },
             operator.len() - 1,
@@ -248,12 +251,16 @@ impl StreamTypes {
         let elements_of = |inputs: &[(f64, Option<Dtype>)], dtype: Dtype| {
             inputs.iter().filter(|(_, t)| *t == Some(dtype)).map(|(n, _)| n).sum()
         };
+        let tensors_of = |inputs: &[(f64, Option<Dtype>)], dtype: Dtype| {
+            inputs.iter().filter(|(_, t)| *t == Some(dtype)).count() as u32
+        };
         if matrix {
             let arriving = if k.backward { &inputs[..1] } else { &inputs[..] };
             self.last = Some((None, Dtype::Half));
             return Autocast {
                 half: true,
                 cast_elements: elements_of(arriving, Dtype::Float32),
+                cast_tensors: tensors_of(arriving, Dtype::Float32),
             };
         }
         let output = k.in0.max(k.in1);
@@ -262,20 +269,21 @@ impl StreamTypes {
             let half = !k.float32 && self.last.is_some_and(|(_, t)| t == Dtype::Half);
             return Autocast {
                 half,
-                cast_elements: 0.0,
+                ..Autocast::default()
             };
         }
         let decision = if k.float32 {
             Autocast {
                 half: false,
                 cast_elements: elements_of(&inputs, Dtype::Half),
+                cast_tensors: tensors_of(&inputs, Dtype::Half),
             }
         } else {
             let half = inputs.iter().all(|(_, t)| *t != Some(Dtype::Float32))
                 && inputs.iter().any(|(_, t)| *t == Some(Dtype::Half));
             Autocast {
                 half,
-                cast_elements: 0.0,
+                ..Autocast::default()
             }
         };
         let dtype = if decision.half { Dtype::Half } else { Dtype::Float32 };
@@ -353,6 +361,8 @@ mod tests {
         assert!(got.iter().all(|a| a.half), "{got:?}");
         assert_eq!(got[0].cast_elements, act + weight);
         assert_eq!(got[3].cast_elements, weight);
+        // Two tensors (input and weight), then the weight alone.
+        assert_eq!((got[0].cast_tensors, got[3].cast_tensors), (2, 1));
         assert_eq!(got[1].cast_elements + got[2].cast_elements + got[4].cast_elements, 0.0);
     }
 
@@ -377,6 +387,10 @@ mod tests {
         assert_eq!(got[1].cast_elements, bias + act);
         assert_eq!(got[2].cast_elements, wide);
         assert_eq!(got[4].cast_elements, bias / 4.0 + wide);
+        assert_eq!(
+            (got[1].cast_tensors, got[2].cast_tensors, got[4].cast_tensors),
+            (2, 1, 2)
+        );
         // The residual add reads the product's 16-bit output and the
         // float32 stream (the norm's input size): float32.
         assert!(!got[5].half);
@@ -406,7 +420,7 @@ mod tests {
             got[0],
             Autocast {
                 half: true,
-                cast_elements: 0.0
+                ..Autocast::default()
             }
         );
         assert!(got[1].half && !got[2].half);

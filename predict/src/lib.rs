@@ -261,6 +261,12 @@ struct StepSum {
     /// priced ([`host`]): 1 on the recorded GPU or a slower one, the GPU's
     /// own speed-up on a faster one; None where no floor applies.
     host_scale: Option<f64>,
+    /// CPU operators the scenario adds to the step's host (autocast's
+    /// casts), each taken to cost the host what its own operators do on
+    /// average.
+    host_added_ops: f64,
+    /// The step's kernel time as recorded.
+    recorded_busy_ns: f64,
 }
 
 impl StepSum {
@@ -283,7 +289,15 @@ impl StepSum {
     /// The host's time the step takes at least, where a floor applies.
     fn host_ns(&self, step: &StepRow, profiler_overhead_us: f64) -> Option<f64> {
         self.host_scale.map(|share| {
-            share * host::own_time_ns(step, profiler_ns(step, profiler_overhead_us), self.loader_change_ns)
+            let own = host::own_time_ns(step, profiler_ns(step, profiler_overhead_us), self.loader_change_ns);
+            // Only a host that set the recorded step's pace tells what its
+            // operators cost.
+            let added = if own >= self.recorded_busy_ns {
+                self.host_added_ops
+            } else {
+                0.0
+            };
+            share * host::with_added_ops(own, step.cpu_op_count, added)
         })
     }
 
@@ -338,7 +352,14 @@ fn price(req: &PredictRequest<'_>, scenario: Scenario<'_>) -> Result<(Dataset, S
     } else {
         None
     };
+    // Autocast's casts, counted over a trace's steps, shared evenly.
+    let mut steps_of = vec![0.0_f64; coverage.len()];
+    for (trace, _) in per_step.keys() {
+        steps_of[*trace as usize] += 1.0;
+    }
     for (key, e) in per_step.iter_mut() {
+        let trace = key.0 as usize;
+        e.host_added_ops = coverage[trace].cast_host_ops / steps_of[trace];
         e.host_scale = match floors[key.0 as usize] {
             HostFloor::None => None,
             HostFloor::Whole => Some(1.0),
@@ -417,6 +438,7 @@ fn price_steps(
             .entry((data.windows.trace[i], data.windows.step[i]))
             .or_default();
         e.span_ns += p;
+        e.recorded_busy_ns += if measured[i] { data.windows.busy_ns[i] } else { preds[i] };
         e.busy_ns += if measured[i] {
             (data.windows.busy_ns[i] + deltas[i]).max(0.0)
         } else {

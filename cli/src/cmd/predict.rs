@@ -37,7 +37,8 @@ use crate::progress::Ui;
 /// its runtime calls' waits on the GPU, on the recorded GPU (another batch
 /// size or precision: the same machine) and on one no faster in any
 /// figure, and that times the step's speed-up on a faster GPU (steps.csv
-/// `host_ns`): a host-bound step stays host-bound. A note says how much
+/// `host_ns`): a host-bound step stays host-bound, and under --precision
+/// its host also runs autocast's casts. A note says how much
 /// kernel time was moved by operator shapes and how much by kernel family
 /// and recorded time alone. Float32 convolutions
 /// run on TF32 tensor cores where the asked GPU has them, as PyTorch does
