@@ -5,10 +5,17 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+/// Runs the binary. The tests run side by side, each `tracecast` training
+/// LightGBM with as many OpenMP threads as there are cores; OpenMP's
+/// threads spin while they wait, so two trainings at once starve each
+/// other (`cargo test --release --test ops` on 2 cores: 110 s, 22 s with
+/// them sleeping instead). A policy set by the caller is kept.
 pub fn tracecast(args: &[&str]) -> Output {
+    let wait_policy = std::env::var_os("OMP_WAIT_POLICY").unwrap_or_else(|| "passive".into());
     Command::new(env!("CARGO_BIN_EXE_tracecast"))
         .args(args)
         .env_remove("RUST_LOG")
+        .env("OMP_WAIT_POLICY", wait_policy)
         .output()
         .expect("run tracecast")
 }
