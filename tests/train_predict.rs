@@ -1099,6 +1099,34 @@ fn a_what_if_on_the_recorded_gpu_keeps_its_hosts_pace() {
     );
 }
 
+/// A batch what-if's added work gains at most up to the utilisation the op
+/// model gives that work at its largest: DenseNet-121's bfloat16 kernels at
+/// twice the batch come out near the larger run's own kernels (0.89 of
+/// them; 0.82 when the added work could run at the roofline).
+#[test]
+fn doubling_the_batch_prices_kernels_near_the_larger_runs_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let busy_ms = |config: &str, batch: &str, extra: &[&str]| -> f64 {
+        let out = dir.path().join(format!("{config}{}", extra.len()));
+        let trace = corpus_trace(config);
+        let mut args = vec!["predict", "--trace", s(&trace), "--trace-batch-size", batch];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&["--out", s(&out)]);
+        let run = tracecast(&args);
+        let (stdout, stderr) = text(&run);
+        assert!(run.status.success(), "{stdout}{stderr}");
+        let rows = csv_rows(&out.join("steps.csv"));
+        rows.iter().map(|r| f(r, "predicted_busy_ns")).sum::<f64>() / rows.len() as f64 / 1e6
+    };
+    let doubled = busy_ms("densenet121__bs16__bf16", "16", &["--batch-size", "32"]);
+    let recorded = busy_ms("densenet121__bs32__bf16", "32", &[]);
+    let ratio = doubled / recorded;
+    assert!(
+        ratio > 0.85 && ratio < 1.1,
+        "{doubled} ms of kernels against {recorded} recorded"
+    );
+}
+
 /// Autocast's casts are CPU operators too: a `--precision` what-if of a
 /// host-bound step adds them to its host's floor, at the step's own cost
 /// per operator; a step its kernels paced keeps its floor.

@@ -29,8 +29,8 @@ use crate::progress::Ui;
 /// by the op model's ratio between the recorded and the asked GPU and batch
 /// (roofline physics with a learned utilisation, `tracecast ops`), held to
 /// what the spec sheets allow (a GPU faster in every figure never makes a
-/// kernel slower; more work costs at least its roofline time, at most its
-/// proportion); idle gaps between kernels stay as recorded (--idle none
+/// kernel slower; more work costs at least its time at the op model's best
+/// utilisation for it, at most its proportion); idle gaps between kernels stay as recorded (--idle none
 /// drops them: a host that keeps the GPU fed), and the host time fetching the
 /// batch (the profiler's `enumerate(DataLoader)` spans) follows the batch
 /// size. A step takes at least its host's own time, the recorded step less
