@@ -81,6 +81,20 @@ fn corpus_trace(config: &str) -> PathBuf {
     workspace_root().join(format!("bench/corpus/h100-80gb-hbm3/{config}.pt.trace.json.zst"))
 }
 
+/// `predict`'s steps.csv rows for a `bench/corpus` configuration recorded at
+/// `batch`, with `extra` arguments, written under `dir`.
+fn corpus_steps(dir: &Path, config: &str, batch: &str, extra: &[&str]) -> Vec<HashMap<String, String>> {
+    let out = dir.join(format!("{config}-{}", extra.join("-").replace("--", "")));
+    let trace = corpus_trace(config);
+    let mut args = vec!["predict", "--trace", s(&trace), "--trace-batch-size", batch];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--out", s(&out)]);
+    let run = tracecast(&args);
+    let (stdout, stderr) = text(&run);
+    assert!(run.status.success(), "{stdout}{stderr}");
+    csv_rows(&out.join("steps.csv"))
+}
+
 /// The median step of a `bench/corpus` configuration measured without the profiler, ms.
 fn corpus_step_ms(config: &str) -> f64 {
     let manifest = workspace_root().join(format!("bench/corpus/h100-80gb-hbm3/{config}.manifest.json"));
@@ -1107,15 +1121,7 @@ fn a_what_if_on_the_recorded_gpu_keeps_its_hosts_pace() {
 fn doubling_the_batch_prices_kernels_near_the_larger_runs_own() {
     let dir = tempfile::tempdir().unwrap();
     let busy_ms = |config: &str, batch: &str, extra: &[&str]| -> f64 {
-        let out = dir.path().join(format!("{config}{}", extra.len()));
-        let trace = corpus_trace(config);
-        let mut args = vec!["predict", "--trace", s(&trace), "--trace-batch-size", batch];
-        args.extend_from_slice(extra);
-        args.extend_from_slice(&["--out", s(&out)]);
-        let run = tracecast(&args);
-        let (stdout, stderr) = text(&run);
-        assert!(run.status.success(), "{stdout}{stderr}");
-        let rows = csv_rows(&out.join("steps.csv"));
+        let rows = corpus_steps(dir.path(), config, batch, extra);
         rows.iter().map(|r| f(r, "predicted_busy_ns")).sum::<f64>() / rows.len() as f64 / 1e6
     };
     let doubled = busy_ms("densenet121__bs16__bf16", "16", &["--batch-size", "32"]);
@@ -1134,15 +1140,8 @@ fn doubling_the_batch_prices_kernels_near_the_larger_runs_own() {
 fn autocasts_casts_cost_a_host_bound_host_its_pace() {
     let dir = tempfile::tempdir().unwrap();
     let host_ns = |config: &str, batch: &str, extra: &[&str]| -> f64 {
-        let out = dir.path().join(format!("{config}{}", extra.len()));
-        let trace = corpus_trace(config);
-        let mut args = vec!["predict", "--trace", s(&trace), "--trace-batch-size", batch];
-        args.extend_from_slice(extra);
-        args.extend_from_slice(&["--out", s(&out)]);
-        let run = tracecast(&args);
-        let (stdout, stderr) = text(&run);
-        assert!(run.status.success(), "{stdout}{stderr}");
-        csv_rows(&out.join("steps.csv")).iter().map(|r| f(r, "host_ns")).sum()
+        let rows = corpus_steps(dir.path(), config, batch, extra);
+        rows.iter().map(|r| f(r, "host_ns")).sum()
     };
     // DenseNet-121 at batch 16: host-bound in float32 (48.9 ms against
     // about 27 of kernels), 70.0 ms in bfloat16.
