@@ -1114,9 +1114,11 @@ fn a_what_if_on_the_recorded_gpu_keeps_its_hosts_pace() {
 }
 
 /// A batch what-if's added work gains at most up to the utilisation the op
-/// model gives that work at its largest: DenseNet-121's bfloat16 kernels at
-/// twice the batch come out near the larger run's own kernels (0.89 of
-/// them; 0.82 when the added work could run at the roofline).
+/// model gives that work at its largest, and a kernel's time beyond the op
+/// model's price grows in proportion: DenseNet-121's bfloat16 kernels at
+/// twice the batch come out near the larger run's own kernels (0.92 of
+/// them; 0.82 when the added work could run at the roofline and the
+/// model's gains applied to the whole kernel).
 #[test]
 fn doubling_the_batch_prices_kernels_near_the_larger_runs_own() {
     let dir = tempfile::tempdir().unwrap();
