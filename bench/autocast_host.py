@@ -31,7 +31,7 @@ HOST_BOUND = 1.3
 
 
 def cpu_ops(trace: Path) -> tuple[int, int]:
-    """CPU operators in the trace's profiled step, and its `aten::_to_copy` calls."""
+    """CPU operators in the trace (the corpus profiles one step), and its `aten::_to_copy` calls."""
     text = subprocess.run(["zstd", "-dc", str(trace)], check=True, capture_output=True).stdout
     events = json.loads(text)["traceEvents"]
     ops = [e for e in events if e.get("cat") == "cpu_op"]

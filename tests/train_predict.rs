@@ -81,9 +81,10 @@ fn corpus_trace(config: &str) -> PathBuf {
     workspace_root().join(format!("bench/corpus/h100-80gb-hbm3/{config}.pt.trace.json.zst"))
 }
 
-/// `predict`'s steps.csv rows for a `bench/corpus` configuration recorded at
-/// `batch`, with `extra` arguments, written under `dir`.
-fn corpus_steps(dir: &Path, config: &str, batch: &str, extra: &[&str]) -> Vec<HashMap<String, String>> {
+/// The mean over its steps of `column` in `predict`'s steps.csv for a
+/// `bench/corpus` configuration recorded at `batch`, with `extra`
+/// arguments, written under `dir`.
+fn corpus_step_mean(dir: &Path, config: &str, batch: &str, extra: &[&str], column: &str) -> f64 {
     let out = dir.join(format!("{config}-{}", extra.join("-").replace("--", "")));
     let trace = corpus_trace(config);
     let mut args = vec!["predict", "--trace", s(&trace), "--trace-batch-size", batch];
@@ -92,7 +93,8 @@ fn corpus_steps(dir: &Path, config: &str, batch: &str, extra: &[&str]) -> Vec<Ha
     let run = tracecast(&args);
     let (stdout, stderr) = text(&run);
     assert!(run.status.success(), "{stdout}{stderr}");
-    csv_rows(&out.join("steps.csv"))
+    let rows = csv_rows(&out.join("steps.csv"));
+    rows.iter().map(|r| f(r, column)).sum::<f64>() / rows.len() as f64
 }
 
 /// The median step of a `bench/corpus` configuration measured without the profiler, ms.
@@ -1123,8 +1125,7 @@ fn a_what_if_on_the_recorded_gpu_keeps_its_hosts_pace() {
 fn doubling_the_batch_prices_kernels_near_the_larger_runs_own() {
     let dir = tempfile::tempdir().unwrap();
     let busy_ms = |config: &str, batch: &str, extra: &[&str]| -> f64 {
-        let rows = corpus_steps(dir.path(), config, batch, extra);
-        rows.iter().map(|r| f(r, "predicted_busy_ns")).sum::<f64>() / rows.len() as f64 / 1e6
+        corpus_step_mean(dir.path(), config, batch, extra, "predicted_busy_ns") / 1e6
     };
     let doubled = busy_ms("densenet121__bs16__bf16", "16", &["--batch-size", "32"]);
     let recorded = busy_ms("densenet121__bs32__bf16", "32", &[]);
@@ -1142,8 +1143,7 @@ fn doubling_the_batch_prices_kernels_near_the_larger_runs_own() {
 fn autocasts_casts_cost_a_host_bound_host_its_pace() {
     let dir = tempfile::tempdir().unwrap();
     let host_ns = |config: &str, batch: &str, extra: &[&str]| -> f64 {
-        let rows = corpus_steps(dir.path(), config, batch, extra);
-        rows.iter().map(|r| f(r, "host_ns")).sum()
+        corpus_step_mean(dir.path(), config, batch, extra, "host_ns")
     };
     // DenseNet-121 at batch 16: host-bound in float32 (48.9 ms against
     // about 27 of kernels), 70.0 ms in bfloat16.

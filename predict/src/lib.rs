@@ -360,7 +360,7 @@ fn price(req: &PredictRequest<'_>, scenario: Scenario<'_>) -> Result<(Dataset, S
     for (key, e) in per_step.iter_mut() {
         let trace = key.0 as usize;
         e.host_added_ops = coverage[trace].cast_host_ops / steps_of[trace];
-        e.host_scale = match floors[key.0 as usize] {
+        e.host_scale = match floors[trace] {
             HostFloor::None => None,
             HostFloor::Whole => Some(1.0),
             HostFloor::ScaledByGpu => on_recorded_gpu

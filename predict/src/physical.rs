@@ -494,16 +494,16 @@ fn size_ratio(model_us: f64, model_scaled_us: f64, kernel_us: f64, scale: f64) -
 /// The op model's ratio for `scale` times the work on one GPU, held to
 /// physics: the work added takes at least its best time (the work removed
 /// saves at least that), and fixed costs (launch, tails) make the time
-/// grow at most in proportion. `roof_share` is that best time over the
+/// grow at most in proportion. `share` is that best time over the
 /// unscaled kernel's time ([`best_share`]).
-fn physical_batch_ratio(ratio: f64, scale: f64, roof_share: f64) -> f64 {
+fn physical_batch_ratio(ratio: f64, scale: f64, share: f64) -> f64 {
     if !(scale.is_finite() && scale > 0.0) || scale == 1.0 {
         return 1.0;
     }
     let (low, high) = if scale > 1.0 {
-        (1.0 + (scale - 1.0) * roof_share, scale)
+        (1.0 + (scale - 1.0) * share, scale)
     } else {
-        (scale, 1.0 - (1.0 - scale) * roof_share)
+        (scale, 1.0 - (1.0 - scale) * share)
     };
     ratio.clamp(low, high)
 }
