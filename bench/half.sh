@@ -5,10 +5,11 @@
 # H100 ResNet-50 trace (bench/measured/h100-sxm5/kineto, batch 64) moved to
 # each GPU and batch: `--precision fp16` against PyTorch's TF32 defaults
 # (Lambda's "fp32" runs convolutions on TF32 from Ampere on). GPU time only
-# (--idle none): Lambda's runs feed synthetic data. The V100 row, without
-# TF32, fits the convolutions' 16-bit exponent (opmodel/src/tensor_cores.rs);
-# the A100 and H100 rows check it. BERT-large's fp16 runs are in
-# bench/lambda.sh.
+# (--idle none): Lambda's runs feed synthetic data. The V100 row prices
+# 16-bit convolutions with the exponent for GPUs without TF32, the A100 and
+# H100 rows with TF32's speed-up doubled (opmodel/src/tensor_cores.rs);
+# Lambda's software is not the corpus's, so these are a check, not a fit.
+# BERT-large's fp16 runs are in bench/lambda.sh.
 # Usage: bench/half.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1136,6 +1136,28 @@ fn doubling_the_batch_prices_kernels_near_the_larger_runs_own() {
     );
 }
 
+/// A bfloat16 what-if of a float32 trace whose convolutions ran cuDNN's
+/// FFT and Winograd algorithms: every kernel a convolution launched is
+/// priced as that convolution on tensor cores (the TF32 speed-up times
+/// two on an H100, plus the layout transposes), so VGG-16's kernels at
+/// batch 16 come out near the bfloat16 run's own (0.98 of them; 1.59 when
+/// the FFT kernels gained only their halved bytes and the convolutions
+/// the 0.43 exponent).
+#[test]
+fn a_bfloat16_what_if_prices_a_float32_convolutions_every_kernel_on_tensor_cores() {
+    let dir = tempfile::tempdir().unwrap();
+    let busy_ms = |config: &str, extra: &[&str]| -> f64 {
+        corpus_step_mean(dir.path(), config, "16", extra, "predicted_busy_ns") / 1e6
+    };
+    let priced = busy_ms("vgg16__bs16__fp32", &["--precision", "bf16"]);
+    let recorded = busy_ms("vgg16__bs16__bf16", &[]);
+    let ratio = priced / recorded;
+    assert!(
+        ratio > 0.85 && ratio < 1.15,
+        "{priced} ms of kernels against {recorded} recorded"
+    );
+}
+
 /// Autocast's casts are CPU operators too: a `--precision` what-if of a
 /// host-bound step adds them to its host's floor, at the step's own cost
 /// per operator; a step its kernels paced keeps its floor.

@@ -22,15 +22,17 @@ pub(crate) const TF32_CONVOLUTION_EXPONENT: f64 = 0.567;
 /// cores' peak than cuBLAS's and CUTLASS's products do.
 pub(crate) const TF32_MATRIX_PRODUCT_EXPONENT: f64 = 0.656;
 
-/// 16-bit convolutions, fitted on one GPU without TF32 and held to what
-/// the hardware allows. `bench/half.sh`: ResNet-50 in mixed precision on a
-/// V100 (Lambda's fp16 over fp32 throughput, 2.26x) fits 0.37; but below
-/// 0.425 a 16-bit convolution would price slower than a TF32 one on an A100
-/// or H100, whose 16-bit tensor cores are twice as fast as their TF32 ones
-/// (TF32's exponent, 0.567, over a half peak ratio as large as theirs). So
-/// 0.43: the V100 1.07x fast, the A100 and H100 within 2% and 13% of Lambda.
-/// The power-limited T4 realises less: ETS's AlexNet convolutions ran
-/// 1.56x faster in float16 for an 8x peak ratio (0.214).
+/// 16-bit convolutions off the kernels TF32 runs on (a GPU without TF32
+/// tensor cores: Volta, Turing, a spec sheet that does not give the TF32
+/// rate; or channels off 8 elements): the 16-bit/FP32 peak ratio to this
+/// power. On an H100, 389 isolated convolutions with channels off 8 ran a
+/// median 3.1x faster in bfloat16 than in strict float32
+/// (bench/measured/h100-bf16), 14.8 to 0.42. On a V100, `bench/half.sh`
+/// (ResNet-50, Lambda's fp16 over fp32 throughput, 2.26x) gives 3.04x at
+/// 0.43 and 2.76x at 0.33: what it overprices is outside the
+/// convolutions, so it fits no exponent. The power-limited T4 realises
+/// less: ETS's AlexNet convolutions ran 1.56x faster in float16 for an 8x
+/// peak ratio (0.214).
 pub(crate) const HALF_CONVOLUTION_EXPONENT: f64 = 0.43;
 
 /// 16-bit matrix products, fitted on isolated operators on an H100
@@ -55,6 +57,20 @@ pub(crate) const HALF_MATRIX_PRODUCT_EXPONENT: f64 = 0.94;
 /// 4.92x faster in bfloat16 (median of 188) and aligned ones 14.45x (567):
 /// ln 4.92 / ln 14.8 = 0.59. `bench/half_h100.sh` prints both medians.
 pub(crate) const HALF_UNALIGNED_MATRIX_PRODUCT_EXPONENT: f64 = 0.59;
+
+/// Passes over its bytes that a 16-bit convolution spends changing their
+/// memory layout: cuDNN's 16-bit tensor-core kernels take channels last
+/// (NHWC), PyTorch's tensors are channels first (NCHW) unless a model asks
+/// otherwise, so each tensor a convolution reads or writes goes through a
+/// transpose, one read and one write of its bytes. On `bench/corpus` (an
+/// H100, bfloat16, batch 64) the `nchwToNhwc` / `nhwcToNchw` kernels took
+/// 1.2-2.7 times the convolutions' bytes at 80% of the bandwidth in the
+/// dense nets (VGG-16 7.8 ms, ResNet-50 3.5 ms), where a float32 step has
+/// next to none; depthwise and small pointwise convolutions, which cuDNN
+/// runs off the tensor cores, take the streaming bound instead. Priced
+/// only with the TF32-based speed-up: the exponent elsewhere was fitted on
+/// whole runs that held their transposes.
+const LAYOUT_PASSES: f64 = 2.0;
 
 /// Elements per 16 bytes of 16-bit data: the alignment cuBLAS's fast
 /// 16-bit tensor-core kernels need of every dimension.
@@ -114,11 +130,13 @@ pub(crate) fn speedup(work: &OpWork, gpu: &GpuSpec) -> f64 {
     let convolution = work.kind == OpKind::Conv || work.tf32 == Tf32Path::Convolution;
     let (peak, exponent) = match (gpu.tf32_peak_for(work), gpu.peak_half_flops) {
         (Some(tf32), _) => (tf32, exponent_of(work.tf32)),
+        (None, Some(half)) if matrix && is_half(work) && convolution => match gpu.peak_tf32_flops {
+            Some(tf32) if on_tf32s_kernels(work, gpu) => return half_convolution_over_tf32(gpu, tf32, half),
+            _ => (half, HALF_CONVOLUTION_EXPONENT),
+        },
         (None, Some(half)) if matrix && is_half(work) => (
             half,
-            if convolution {
-                HALF_CONVOLUTION_EXPONENT
-            } else if aligned_for_half_tensor_cores(work) {
+            if aligned_for_half_tensor_cores(work) {
                 HALF_MATRIX_PRODUCT_EXPONENT
             } else {
                 HALF_UNALIGNED_MATRIX_PRODUCT_EXPONENT
@@ -129,12 +147,41 @@ pub(crate) fn speedup(work: &OpWork, gpu: &GpuSpec) -> f64 {
     (peak / gpu.peak_gemm_flops(4.0)).max(1.0).powf(exponent)
 }
 
+/// Whether a 16-bit convolution runs on the tensor-core kernels its TF32
+/// twin runs on: a GPU with TF32, and channels in multiples of 8. Those
+/// kernels take channels last, hence the layout transposes
+/// ([`LAYOUT_PASSES`]).
+fn on_tf32s_kernels(work: &OpWork, gpu: &GpuSpec) -> bool {
+    work.kind == OpKind::Conv && is_half(work) && gpu.peak_tf32_flops.is_some() && aligned_for_half_tensor_cores(work)
+}
+
+/// A 16-bit convolution's speed-up over float32 on a GPU with TF32 tensor
+/// cores: a TF32 convolution's, times the 16-bit rate over the TF32 one.
+/// From Ampere on, cuDNN runs both on the same implicit-GEMM tensor-core
+/// kernels (`sm80_xmma_fprop_implicit_gemm_tf32...`, `..._bf16...`), the
+/// 16-bit ones at twice the rate on half the bytes. On `bench/corpus` (an
+/// H100, strict float32 against bfloat16 under autocast) the dense
+/// convolution nets' convolutions ran 6.0-6.5x faster (ResNet-50 and -101,
+/// VGG-16, at batch 64 and 128), where TF32's 3.11x times 2 gives 6.2x;
+/// the fit on the V100's whole-model throughput without TF32
+/// ([`HALF_CONVOLUTION_EXPONENT`]) gives the H100 3.2x. Only with channels
+/// in multiples of 8: of 400 isolated convolutions on an H100
+/// (bench/measured/h100-bf16), the 11 aligned ones ran a median 4.9x
+/// faster in bfloat16, the 389 others 3.1x, which that exponent prices.
+fn half_convolution_over_tf32(gpu: &GpuSpec, tf32: f64, half: f64) -> f64 {
+    let fp32 = gpu.peak_gemm_flops(4.0);
+    let tf32_speedup = (tf32 / fp32).max(1.0).powf(TF32_CONVOLUTION_EXPONENT);
+    tf32_speedup * (half / tf32.max(fp32)).max(1.0)
+}
+
 /// Whether every dimension of a matrix product is a multiple of 8
 /// elements, by its shape or, for a trace's kernel, by its operator's
 /// `product_alignment`; a product with neither is taken to be aligned, as
-/// most are.
+/// most are. A convolution's are its channels (its implicit GEMM's columns
+/// and inner size): the positions it runs over can be any number.
 fn aligned_for_half_tensor_cores(work: &OpWork) -> bool {
     let alignment = match work.gemm {
+        Some(g) if work.kind == OpKind::Conv => Some(f64::from(product_alignment([g.cols, g.inner, 0.0]))),
         Some(g) => Some(f64::from(product_alignment([g.rows, g.cols, g.inner]))),
         None => work.product_alignment,
     };
@@ -179,9 +226,14 @@ pub(crate) fn from_float32_price(work: &OpWork, gpu: &GpuSpec, float32_us: f64, 
     } else {
         0.0
     };
+    let layout = if on_tf32s_kernels(work, gpu) {
+        LAYOUT_PASSES * gpu.compute_memory_us(work).1 / share
+    } else {
+        0.0
+    };
     // min/max, not clamp: a NaN price passes through instead of panicking.
     let launch = launch_us.min(float32_us).max(0.0);
-    (launch + (float32_us - launch) / speedup(work, gpu))
+    (launch + (float32_us - launch) / speedup(work, gpu) + layout)
         .max(streaming)
         .max(gpu.roofline_us(work) / share)
 }
@@ -321,6 +373,34 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// With TF32 tensor cores, a 16-bit convolution gains TF32's speed-up
+    /// times the 16-bit rate over the TF32 one (the H100: 3.11x, then 2x);
+    /// without them, the peak ratio to the fitted power.
+    #[test]
+    fn half_convolutions_double_tf32s_where_the_gpu_has_it() {
+        let catalog = tracecast_schemas::hardware::builtin_catalog().unwrap();
+        let h100 = GpuSpec::builtin(&catalog, "H100").unwrap();
+        let mut tf32 = OpWork::conv2d(64.0, 256.0, 256.0, 3.0, 56.0, 1.0, 1.0);
+        tf32.tf32 = Tf32Path::Convolution;
+        let half = OpWork {
+            tf32: Tf32Path::Off,
+            ..tf32.in_half()
+        };
+        assert!((speedup(&tf32, &h100) - 3.11).abs() < 0.01, "{}", speedup(&tf32, &h100));
+        assert!((speedup(&half, &h100) - 2.0 * speedup(&tf32, &h100)).abs() < 1e-9);
+        let no_tf32 = GpuSpec {
+            peak_tf32_flops: None,
+            ..h100.clone()
+        };
+        let ratio = h100.peak_half_flops.unwrap() / h100.peak_fp32_flops;
+        assert!((speedup(&half, &no_tf32) - ratio.powf(HALF_CONVOLUTION_EXPONENT)).abs() < 1e-9);
+        // Channels off 8 elements: the exponent too, whatever the positions.
+        let odd_channels = OpWork::conv2d(64.0, 11.0, 1906.0, 3.0, 56.0, 1.0, 1.0).in_half();
+        assert!((speedup(&odd_channels, &h100) - ratio.powf(HALF_CONVOLUTION_EXPONENT)).abs() < 1e-9);
+        let odd_positions = OpWork::conv2d(37.0, 64.0, 256.0, 3.0, 7.0, 1.0, 1.0).in_half();
+        assert_eq!(speedup(&odd_positions, &h100), speedup(&half, &h100));
     }
 
     /// TF32: float32 matrix work allowed on it, on GPUs that have it;

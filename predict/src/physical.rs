@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 
 use arrow::array::{Array, AsArray};
-use tracecast_opmodel::{EwFunc, GpuSpec, HalfType, OpKind, OpModel, OpWork, Timing};
+use tracecast_opmodel::{EwFunc, GpuSpec, HalfType, OpKind, OpModel, OpWork, Tf32Path, Timing};
 use tracecast_schemas::features::{
     BACKWARD_PHASE, COMMUNICATION_FAMILY, OPTIMIZER_FAMILY, OPTIMIZER_PHASE, central_positions, position_column,
 };
@@ -123,6 +123,25 @@ fn kernel_work(
     (work, known)
 }
 
+/// A kernel a cuDNN convolution launched, priced as its share of that
+/// convolution, whatever its name's family, where the what-if moves a
+/// convolution recorded in strict float32 to tensor cores (16 bits, or
+/// TF32 switched on). A strict float32 convolution may run an FFT or
+/// Winograd algorithm, whose transforms and complex products are
+/// element-wise, reduction or GEMM kernels; on tensor cores cuDNN runs
+/// implicit GEMMs instead. Priced by their families, VGG-16's float32 FFT
+/// and Winograd kernels at batch 16 on an H100 (`bench/corpus`) gained
+/// only their halved bytes in bfloat16. The other way, a TF32 run's
+/// helper kernels are layout transposes, which strict float32 drops: they
+/// keep their families.
+fn as_convolution(work: OpWork) -> OpWork {
+    OpWork {
+        kind: OpKind::Conv,
+        ew: None,
+        ..work
+    }
+}
+
 /// Per window (in the order `build_dataset` reads them, filtered to
 /// `only_trace` like it), the change in ns of its central kernels' time.
 /// `batch_scale[t]` is the batch ratio of trace `t` of `data`.
@@ -222,6 +241,11 @@ pub fn window_deltas(
                     let (recorded_tf32, asked_tf32) = switches[t];
                     let convolution = convolution_codes.contains(&(c.op_code[i] as i32));
                     let (mut work, known) = kernel_work(f, c.flops[i], c.bytes[i], c.dtype[i], d, rec);
+                    let to_tensor_cores = recorded_tf32.path(OpKind::Conv, true) == Tf32Path::Off
+                        && (asked.half.is_some() || asked_tf32.path(OpKind::Conv, true) != Tf32Path::Off);
+                    if convolution && known && to_tensor_cores && work.kind != OpKind::Copy {
+                        work = as_convolution(work);
+                    }
                     work.tf32 = asked_tf32.path(work.kind, convolution);
                     work.product_alignment = c.alignment.as_ref().map(|a| a[i]).filter(|a| a.is_finite());
                     let as_recorded = OpWork {
