@@ -27,10 +27,10 @@ pub(crate) const TF32_MATRIX_PRODUCT_EXPONENT: f64 = 0.656;
 /// rate; or channels off 8 elements): the 16-bit/FP32 peak ratio to this
 /// power. On an H100, 389 isolated convolutions with channels off 8 ran a
 /// median 3.1x faster in bfloat16 than in strict float32
-/// (bench/measured/h100-bf16), 14.8 to 0.42. On a V100, `bench/half.sh`
-/// (ResNet-50, Lambda's fp16 over fp32 throughput, 2.26x) gives 3.04x at
-/// 0.43 and 2.76x at 0.33: what it overprices is outside the
-/// convolutions, so it fits no exponent. The power-limited T4 realises
+/// (bench/measured/h100-bf16): 14.8 to the power 0.42. On a V100,
+/// `bench/half.sh` (ResNet-50, Lambda's fp16 over fp32 throughput, 2.26x)
+/// gives 3.04x at 0.43 and 2.76x at 0.33: what it overprices is outside
+/// the convolutions, so it fits no exponent. The power-limited T4 realises
 /// less: ETS's AlexNet convolutions ran 1.56x faster in float16 for an 8x
 /// peak ratio (0.214).
 pub(crate) const HALF_CONVOLUTION_EXPONENT: f64 = 0.43;
@@ -152,7 +152,8 @@ pub(crate) fn speedup(work: &OpWork, gpu: &GpuSpec) -> f64 {
 /// kernels take channels last, hence the layout transposes
 /// ([`LAYOUT_PASSES`]).
 fn on_tf32s_kernels(work: &OpWork, gpu: &GpuSpec) -> bool {
-    work.kind == OpKind::Conv && is_half(work) && gpu.peak_tf32_flops.is_some() && aligned_for_half_tensor_cores(work)
+    let convolution = work.kind == OpKind::Conv || work.tf32 == Tf32Path::Convolution;
+    convolution && is_half(work) && gpu.peak_tf32_flops.is_some() && aligned_for_half_tensor_cores(work)
 }
 
 /// A 16-bit convolution's speed-up over float32 on a GPU with TF32 tensor
@@ -161,8 +162,8 @@ fn on_tf32s_kernels(work: &OpWork, gpu: &GpuSpec) -> bool {
 /// kernels (`sm80_xmma_fprop_implicit_gemm_tf32...`, `..._bf16...`), the
 /// 16-bit ones at twice the rate on half the bytes. On `bench/corpus` (an
 /// H100, strict float32 against bfloat16 under autocast) the dense
-/// convolution nets' convolutions ran 6.0-6.5x faster (ResNet-50 and -101,
-/// VGG-16, at batch 64 and 128), where TF32's 3.11x times 2 gives 6.2x;
+/// convolution nets' convolutions ran 6.0-6.5x faster (ResNet-50 and -101
+/// at batch 64 and 128, VGG-16 at 64), where TF32's 3.11x times 2 gives 6.2x;
 /// the fit on the V100's whole-model throughput without TF32
 /// ([`HALF_CONVOLUTION_EXPONENT`]) gives the H100 3.2x. Only with channels
 /// in multiples of 8: of 400 isolated convolutions on an H100
