@@ -150,22 +150,22 @@ def summary_table(rows: list[dict], group_keys: list[str]) -> list[str]:
     return lines
 
 
-def kernel_table(rows: list[dict]) -> list[str]:
-    """Per kind of what-if and family: the what-if's kernel time (busy_ms)
-    over the target configuration's own recorded kernel time (its as-recorded
-    row's busy_ms), median and quartiles: the kernels' scaling apart from
-    the host's."""
+def kernel_table(rows: list[dict], by: list[str]) -> list[str]:
+    """Per group of what-ifs (the columns `by`): the what-if's kernel time
+    (busy_ms) over the target configuration's own recorded kernel time (its
+    as-recorded row's busy_ms), median and quartiles: the kernels' scaling
+    apart from the host's."""
     recorded = {(r["model"], r["from_batch"], r["precision"]): float(r["busy_ms"])
                 for r in rows if r["kind"] == "as recorded"}
     groups: dict[tuple, list[float]] = {}
     for r in rows:
         target = recorded.get((r["model"], r["to_batch"], r["to_precision"]))
         if r["kind"] != "as recorded" and target:
-            groups.setdefault((r["kind"], r["family"]), []).append(float(r["busy_ms"]) / target)
-    lines = ["| kind | family | what-ifs | median | 25% | 75% |", "|---|---|---|---|---|---|"]
-    for (kind, family), ratios in sorted(groups.items()):
+            groups.setdefault(tuple(r[k] for k in by), []).append(float(r["busy_ms"]) / target)
+    lines = ["| " + " | ".join(by) + " | what-ifs | median | 25% | 75% |", "|---" * (len(by) + 4) + "|"]
+    for key, ratios in sorted(groups.items()):
         q1, q2, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else (ratios[0],) * 3
-        lines.append(f"| {kind} | {family} | {len(ratios)} | {q2:.2f} | {q1:.2f} | {q3:.2f} |")
+        lines.append("| " + " | ".join(key) + f" | {len(ratios)} | {q2:.2f} | {q1:.2f} | {q3:.2f} |")
     return lines
 
 
@@ -232,8 +232,9 @@ def main(argv=None) -> int:
             "Of those, the what-ifs whose target's own trace is within it too (both ends priced right as recorded):", "",
             *summary_table([r for r in both_faithful if r["kind"] != "as recorded"], ["kind", "family"]), "",
             "Kernels alone: each what-if's priced kernel time over its target configuration's own recorded "
-            "kernel time (above 1: priced slow), whatever the host did:", "", *kernel_table(rows), "",
-            "Per model, all what-ifs:", "", *summary_table(rows, ["kind", "model"]), ""]
+            "kernel time (above 1: priced slow), whatever the host did:", "", *kernel_table(rows, ["kind", "family"]), "",
+            "Per model, all what-ifs:", "", *summary_table(rows, ["kind", "model"]), "",
+            "Kernels alone, per model:", "", *kernel_table(rows, ["kind", "model"]), ""]
     (out / "summary.md").write_text("\n".join(text))
     print("\n".join(text))
     print(f"wrote {out / 'whatif.csv'} and {out / 'summary.md'}", file=sys.stderr)
