@@ -97,6 +97,20 @@ fn corpus_step_mean(dir: &Path, config: &str, batch: &str, extra: &[&str], colum
     rows.iter().map(|r| f(r, column)).sum::<f64>() / rows.len() as f64
 }
 
+/// A what-if's priced kernel time a step (`what_if`: a `bench/corpus`
+/// configuration, its recorded batch and the what-if's arguments) and the
+/// kernel time priced as recorded of the configuration it aims at
+/// (`target`: configuration and batch), ms.
+fn corpus_kernels_ms(dir: &Path, what_if: (&str, &str, &[&str]), target: (&str, &str)) -> (f64, f64) {
+    let busy_ms = |config: &str, batch: &str, extra: &[&str]| {
+        corpus_step_mean(dir, config, batch, extra, "predicted_busy_ns") / 1e6
+    };
+    (
+        busy_ms(what_if.0, what_if.1, what_if.2),
+        busy_ms(target.0, target.1, &[]),
+    )
+}
+
 /// The median step of a `bench/corpus` configuration measured without the profiler, ms.
 fn corpus_step_ms(config: &str) -> f64 {
     let manifest = workspace_root().join(format!("bench/corpus/h100-80gb-hbm3/{config}.manifest.json"));
@@ -1124,11 +1138,11 @@ fn a_what_if_on_the_recorded_gpu_keeps_its_hosts_pace() {
 #[test]
 fn doubling_the_batch_prices_kernels_near_the_larger_runs_own() {
     let dir = tempfile::tempdir().unwrap();
-    let busy_ms = |config: &str, batch: &str, extra: &[&str]| -> f64 {
-        corpus_step_mean(dir.path(), config, batch, extra, "predicted_busy_ns") / 1e6
-    };
-    let doubled = busy_ms("densenet121__bs16__bf16", "16", &["--batch-size", "32"]);
-    let recorded = busy_ms("densenet121__bs32__bf16", "32", &[]);
+    let (doubled, recorded) = corpus_kernels_ms(
+        dir.path(),
+        ("densenet121__bs16__bf16", "16", &["--batch-size", "32"]),
+        ("densenet121__bs32__bf16", "32"),
+    );
     let ratio = doubled / recorded;
     assert!(
         ratio > 0.85 && ratio < 1.1,
@@ -1146,11 +1160,11 @@ fn doubling_the_batch_prices_kernels_near_the_larger_runs_own() {
 #[test]
 fn a_bfloat16_what_if_prices_a_float32_convolutions_every_kernel_on_tensor_cores() {
     let dir = tempfile::tempdir().unwrap();
-    let busy_ms = |config: &str, extra: &[&str]| -> f64 {
-        corpus_step_mean(dir.path(), config, "16", extra, "predicted_busy_ns") / 1e6
-    };
-    let priced = busy_ms("vgg16__bs16__fp32", &["--precision", "bf16"]);
-    let recorded = busy_ms("vgg16__bs16__bf16", &[]);
+    let (priced, recorded) = corpus_kernels_ms(
+        dir.path(),
+        ("vgg16__bs16__fp32", "16", &["--precision", "bf16"]),
+        ("vgg16__bs16__bf16", "16"),
+    );
     let ratio = priced / recorded;
     assert!(
         ratio > 0.85 && ratio < 1.15,

@@ -190,6 +190,15 @@ pub fn window_deltas(
             (switches, coverage)
         })
         .unzip();
+    // Per trace: whether the what-if moves convolutions recorded in strict
+    // float32 onto tensor cores ([`as_convolution`]).
+    let convolutions_to_tensor_cores: Vec<bool> = switches
+        .iter()
+        .map(|(recorded_tf32, asked_tf32)| {
+            recorded_tf32.path(OpKind::Conv, true) == Tf32Path::Off
+                && (asked.half.is_some() || asked_tf32.path(OpKind::Conv, true) != Tf32Path::Off)
+        })
+        .collect();
     let mut items: Vec<Item> = Vec::new();
     let mut window = 0usize;
     for batch in &table.windows {
@@ -241,9 +250,7 @@ pub fn window_deltas(
                     let (recorded_tf32, asked_tf32) = switches[t];
                     let convolution = convolution_codes.contains(&(c.op_code[i] as i32));
                     let (mut work, known) = kernel_work(f, c.flops[i], c.bytes[i], c.dtype[i], d, rec);
-                    let to_tensor_cores = recorded_tf32.path(OpKind::Conv, true) == Tf32Path::Off
-                        && (asked.half.is_some() || asked_tf32.path(OpKind::Conv, true) != Tf32Path::Off);
-                    if convolution && known && to_tensor_cores && work.kind != OpKind::Copy {
+                    if convolution && known && convolutions_to_tensor_cores[t] && work.kind != OpKind::Copy {
                         work = as_convolution(work);
                     }
                     work.tf32 = asked_tf32.path(work.kind, convolution);
