@@ -1195,19 +1195,31 @@ fn autocasts_casts_cost_a_host_bound_host_its_pace() {
 }
 
 /// EfficientNet-B0's batch norms and depthwise convolutions are PyTorch's
-/// own kernels in bfloat16, no faster than cuDNN's float32 ones: its
-/// bfloat16 step at batch 128 measured 69.4 ms on an H100, where the
-/// float32 trace priced with every kernel's bytes halved gave 38.2.
+/// own kernels in bfloat16: the depthwise ones no faster than in float32,
+/// the batch norms slower than cuDNN's float32 ones. Its bfloat16 step at
+/// batch 128 measured 69.4 ms on an H100; the float32 trace priced with
+/// every kernel's bytes halved gave 38.2 ms, with those kernels at their
+/// float32 time 51.1 ms (0.76 of the bfloat16 run's own kernel time).
 #[test]
-fn bfloat16_batch_norm_and_depthwise_convolutions_gain_nothing() {
+fn bfloat16_batch_norm_is_slower_and_depthwise_convolutions_gain_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let trace = corpus_trace("efficientnet_b0__bs128__fp32");
     let measured = corpus_step_ms("efficientnet_b0__bs128__bf16");
     let args = ["--trace", s(&trace), "--trace-batch-size", "128", "--precision", "bf16"];
     let priced = predicted_iteration_ms(&dir.path().join("bf16"), &args);
     assert!(
-        (priced / measured - 1.0).abs() < 0.3,
+        (priced / measured - 1.0).abs() < 0.2,
         "priced {priced:.1} ms, measured {measured:.1} ms"
+    );
+    let (kernels, recorded) = corpus_kernels_ms(
+        dir.path(),
+        ("efficientnet_b0__bs128__fp32", "128", &["--precision", "bf16"]),
+        ("efficientnet_b0__bs128__bf16", "128"),
+    );
+    let ratio = kernels / recorded;
+    assert!(
+        ratio > 0.8 && ratio < 1.2,
+        "{kernels} ms of kernels against {recorded} recorded"
     );
 }
 

@@ -15,7 +15,7 @@ use tracecast_schemas::hardware::Catalog;
 use tracecast_train::{Dataset, FeatureTable, column_f64};
 
 use crate::PredictError;
-use crate::autocast_trace::{Autocast, Float32Ops, No16BitGain, TraceKernel, autocast_step};
+use crate::autocast_trace::{Autocast, Float32Ops, SixteenBitTimeRatios, TraceKernel, autocast_step};
 use crate::tf32::Tf32;
 
 /// What a what-if asks for: a GPU (None: each trace's recorded one) and
@@ -171,7 +171,7 @@ pub fn window_deltas(
     };
     let convolution_codes = Tf32::convolution_codes();
     let float32_ops = Float32Ops::new();
-    let no_16_bit_gain = No16BitGain::new();
+    let sixteen_bit_time_ratios = SixteenBitTimeRatios::new();
     // Per trace: the TF32 switches of the recorded and the asked run, which
     // its coverage names where either GPU has TF32 (so that they count).
     let target_has_tf32 = asked.gpu.is_some_and(|g| g.peak_tf32_flops.is_some());
@@ -297,6 +297,10 @@ pub fn window_deltas(
     if items.is_empty() {
         return Ok((deltas, coverage));
     }
+    let mut has_backward = vec![false; coverage.len()];
+    for item in &items {
+        has_backward[item.trace] |= item.kernel.backward;
+    }
     // Per item: the work on the recorded GPU as recorded, the same work on
     // the target as asked, the priced (batch-scaled) work on the target,
     // and autocast's casts before it on the target, batch-scaled; where the
@@ -305,6 +309,9 @@ pub fn window_deltas(
     let mut casts = Vec::new();
     let mut saturating = Vec::new();
     let mut priced_works = Vec::with_capacity(items.len());
+    // Per item: its 16-bit time over its float32 time, where that does not
+    // follow its bytes (its work then stays float32's).
+    let mut time_ratios = Vec::with_capacity(items.len());
     for (item, cast) in items.iter().zip(&autocast) {
         let rec = recorded[item.trace]
             .as_ref()
@@ -312,10 +319,13 @@ pub fn window_deltas(
         let tgt = asked.gpu.unwrap_or(rec);
         // Mixed precision keeps the optimizer's float32 master weights.
         let mut work = item.work;
-        let gains = asked
+        let in_half = cast.half && item.scales;
+        let time_ratio = asked
             .half
-            .is_some_and(|half| !no_16_bit_gain.contains(item.kernel.op_code, half));
-        if cast.half && gains && item.scales && work.dtype_bytes > 2.0 {
+            .filter(|_| in_half)
+            .and_then(|half| sixteen_bit_time_ratios.ratio(item.kernel.op_code, half, has_backward[item.trace]));
+        time_ratios.push(time_ratio);
+        if in_half && time_ratio.is_none() && work.dtype_bytes > 2.0 {
             work = work.in_half();
             coverage[item.trace].halved_ns += item.dur_ns;
         }
@@ -359,7 +369,7 @@ pub fn window_deltas(
             scale,
             best_share(tgt.roofline_us(work).max(saturated_us[k]), unscaled_us),
         );
-        let mut priced_ns = item.dur_ns * gpu_ratio * batch_ratio;
+        let mut priced_ns = item.dur_ns * gpu_ratio * batch_ratio * time_ratios[k].unwrap_or(1.0);
         // cuDNN picks another algorithm for a 16-bit convolution: a
         // float32 one recorded far slower than the op model prices its
         // work (ConvNeXt's depthwise convolutions, 21x slower than in
@@ -376,10 +386,6 @@ pub fn window_deltas(
     // Autocast's casts: kernels the recorded run did not have, and the
     // operators that launch them. A backward-pass cast is the backward of
     // a forward one, whose operators count it.
-    let mut has_backward = vec![false; coverage.len()];
-    for item in &items {
-        has_backward[item.trace] |= item.kernel.backward;
-    }
     for ((item, _, _), us) in casts.iter().zip(&times[3 * items.len()..]) {
         deltas[item.window] += us * 1e3;
         coverage[item.trace].cast_ns += us * 1e3;
