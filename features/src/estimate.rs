@@ -34,7 +34,11 @@ enum Kind {
 fn kind_of(name: &str) -> Kind {
     let op = name.strip_prefix("aten::").unwrap_or(name);
     let backward = op.contains("backward");
-    if op.contains("scaled_dot_product") || op.contains("flash_attention") || op.contains("efficient_attention") {
+    if op.contains("scaled_dot_product")
+        || op.contains("flash_attention")
+        || op.contains("efficient_attention")
+        || op.contains("cudnn_attention")
+    {
         return Kind::Attention;
     }
     if op.contains("conv") {
@@ -205,7 +209,7 @@ pub fn estimate(name: &str, inputs: &Inputs<'_>) -> Option<(f64, f64)> {
         Kind::Matmul | Kind::Linear => product(name, inputs).map(|p| p.estimate()),
         Kind::Conv => conv(inputs, false),
         Kind::ConvBackward => conv(inputs, true),
-        Kind::Attention => attention(inputs, backward),
+        Kind::Attention => attention(name, inputs, backward),
         Kind::Norm => Some((5.0 * big_numel, input_bytes + big_numel * e)),
         Kind::Softmax => Some((5.0 * big_numel, input_bytes + big_numel * e)),
         Kind::Reduction => Some((big_numel, input_bytes)),
@@ -338,16 +342,30 @@ fn conv(inputs: &Inputs<'_>, backward: bool) -> Option<(f64, f64)> {
 }
 
 /// Attention `(q [B, H, L, D], k [B, H, S, D], v, ..)`: QK^T and PV; backward about twice that.
-fn attention(inputs: &Inputs<'_>, backward: bool) -> Option<(f64, f64)> {
-    let (iq, q) = inputs.tensor(0)?;
-    let (_, k) = inputs.tensor(1)?;
-    if q.len() < 3 || k.len() < 2 {
+fn attention(name: &str, inputs: &Inputs<'_>, backward: bool) -> Option<(f64, f64)> {
+    // A backward operator takes the output's gradient first, then the
+    // queries and keys.
+    let first = usize::from(backward);
+    let (iq, q) = inputs.tensor(first)?;
+    let (_, k) = inputs.tensor(first + 1)?;
+    if q.len() != 4 || k.len() != 4 {
         return None;
     }
-    let d = q[q.len() - 1] as f64;
-    let l = q[q.len() - 2] as f64;
-    let s = k[k.len() - 2] as f64;
-    let heads = numel(&q[..q.len() - 2]);
+    // PyTorch's kernel-level entry points (`_efficient_attention_forward`,
+    // `_flash_attention_forward` and their backwards) take [batch, length,
+    // heads, dim]; the `scaled_dot_product` operators and cuDNN's
+    // `_cudnn_attention_*` take [batch, heads, length, dim].
+    let op = name.strip_prefix("aten::").unwrap_or(name);
+    let length_axis = if op.starts_with("_efficient_attention") || op.starts_with("_flash_attention") {
+        1
+    } else {
+        2
+    };
+    let heads_axis = 3 - length_axis;
+    let d = q[3] as f64;
+    let l = q[length_axis] as f64;
+    let s = k[length_axis] as f64;
+    let heads = (q[0] * q[heads_axis]) as f64;
     let forward = 4.0 * heads * l * s * d;
     let bytes = inputs.input_bytes() + numel(q) * inputs.elem(iq);
     Some(if backward {
@@ -451,6 +469,35 @@ mod tests {
             )
             .0,
             4.0 * 16.0 * 128.0 * 128.0 * 64.0
+        );
+        // The kernel-level entry points take [batch, length, heads, dim]
+        // (BERT-base at batch 16: 16 x 12 heads of 512 x 512 x 64), and a
+        // backward takes the output's gradient before the queries and keys
+        // (T5's cross-attention: 128 queries over 512 keys).
+        let bert = 4.0 * 16.0 * 12.0 * 512.0 * 512.0 * 64.0;
+        let blhd: &[i64] = &[16, 512, 12, 64];
+        for name in ["aten::_efficient_attention_forward", "aten::_flash_attention_forward"] {
+            assert_eq!(est(name, &[blhd, blhd, blhd], &["float"; 3]).0, bert, "{name}");
+        }
+        let bhld: &[i64] = &[16, 12, 512, 64];
+        assert_eq!(
+            est(
+                "aten::_cudnn_attention_forward",
+                &[bhld, bhld, bhld],
+                &["c10::BFloat16"; 3]
+            )
+            .0,
+            bert
+        );
+        let (queries, keys): (&[i64], &[i64]) = (&[8, 128, 8, 64], &[8, 512, 8, 64]);
+        assert_eq!(
+            est(
+                "aten::_efficient_attention_backward",
+                &[queries, queries, keys, keys],
+                &["float"; 4]
+            )
+            .0,
+            2.0 * 4.0 * 64.0 * 128.0 * 512.0 * 64.0
         );
         let (flops, bytes) = est("aten::add_", &[&[1000], &[1000]], &["float", "float"]);
         assert_eq!((flops, bytes), (1000.0, 3.0 * 4000.0));

@@ -162,6 +162,12 @@ pub struct OpWork {
     /// `product_alignment`). `None` where unknown.
     #[serde(default)]
     pub product_alignment: Option<f64>,
+    /// A fused attention kernel (memory-efficient, flash, cuDNN's): its
+    /// two matrix products and the softmax between them in one kernel,
+    /// which tensor cores speed up less than a product alone
+    /// (`tensor_cores`).
+    #[serde(default)]
+    pub fused_attention: bool,
 }
 
 /// The 16-bit type of a mixed-precision run (`torch.autocast`'s dtype).
@@ -231,6 +237,7 @@ impl OpWork {
             row_len: 0.0,
             tf32: Tf32Path::Off,
             product_alignment: None,
+            fused_attention: false,
         }
     }
 

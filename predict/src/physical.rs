@@ -9,7 +9,8 @@ use std::collections::HashMap;
 use arrow::array::{Array, AsArray};
 use tracecast_opmodel::{EwFunc, GpuSpec, HalfType, OpKind, OpModel, OpWork, Tf32Path, Timing};
 use tracecast_schemas::features::{
-    BACKWARD_PHASE, COMMUNICATION_FAMILY, OPTIMIZER_FAMILY, OPTIMIZER_PHASE, central_positions, position_column,
+    ATTENTION_FAMILY, BACKWARD_PHASE, COMMUNICATION_FAMILY, OPTIMIZER_FAMILY, OPTIMIZER_PHASE, central_positions,
+    position_column,
 };
 use tracecast_schemas::hardware::Catalog;
 use tracecast_train::{Dataset, FeatureTable, column_f64};
@@ -105,6 +106,7 @@ fn kernel_work(
     let mut work = OpWork::elementwise(EwFunc::Other, 0.0, 1.0);
     work.kind = kind;
     work.ew = (kind == OpKind::Elementwise).then_some(EwFunc::Other);
+    work.fused_attention = family == ATTENTION_FAMILY;
     work.dtype_bytes = dtype;
     if known {
         work.flops = flops.max(0.0);

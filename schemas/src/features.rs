@@ -126,6 +126,8 @@ pub const BACKWARD_PHASE: f64 = 1.0;
 pub const OPTIMIZER_PHASE: f64 = 2.0;
 /// `family` code of collectives.
 pub const COMMUNICATION_FAMILY: f64 = 8.0;
+/// `family` code of fused attention kernels (flash, memory-efficient, cuDNN's).
+pub const ATTENTION_FAMILY: f64 = 2.0;
 /// `family` code of optimizer kernels.
 pub const OPTIMIZER_FAMILY: f64 = 9.0;
 
@@ -615,6 +617,7 @@ mod tests {
         assert_eq!(PHASES[BACKWARD_PHASE as usize], "backward");
         assert_eq!(PHASES[OPTIMIZER_PHASE as usize], "optimizer");
         assert_eq!(FAMILIES[COMMUNICATION_FAMILY as usize], "communication");
+        assert_eq!(FAMILIES[ATTENTION_FAMILY as usize], "attention");
         assert_eq!(FAMILIES[OPTIMIZER_FAMILY as usize], "optimizer");
         assert_eq!(central_positions(16, 4), 6..10);
     }
