@@ -58,6 +58,17 @@ pub(crate) const HALF_MATRIX_PRODUCT_EXPONENT: f64 = 0.94;
 /// ln 4.92 / ln 14.8 = 0.59. `bench/half_h100.sh` prints both medians.
 pub(crate) const HALF_UNALIGNED_MATRIX_PRODUCT_EXPONENT: f64 = 0.59;
 
+/// 16-bit matrix products with an odd dimension: 2-byte rows, which
+/// cuBLAS runs on CUTLASS's `align1` kernels, the slowest it has. On
+/// `bench/corpus` (an H100, strict float32 against bfloat16) GPT-2's
+/// products with its 50,257-word vocabulary ran 2.30-2.46x faster in
+/// bfloat16 (8 configurations of GPT-2 small and medium, median 2.40x),
+/// where BERT's with its 30,522 words (an even number, off 8) ran
+/// 4.66-4.95x, as NeuSight's shapes off 8 did (all of them even), and
+/// the Llama-style decoder's 32,000 and T5's 32,128 13.4-15.5x:
+/// ln 2.40 / ln 14.8 = 0.32.
+pub(crate) const HALF_ODD_MATRIX_PRODUCT_EXPONENT: f64 = 0.32;
+
 /// Fused attention kernels in 16 bits, measured against float32's on an
 /// H100 (`bench/corpus`, strict float32 against bfloat16 under autocast,
 /// 24 pairs of 6 models): PyTorch runs float32 attention on its
@@ -153,6 +164,8 @@ pub(crate) fn speedup(work: &OpWork, gpu: &GpuSpec) -> f64 {
                 HALF_ATTENTION_EXPONENT
             } else if aligned_for_half_tensor_cores(work) {
                 HALF_MATRIX_PRODUCT_EXPONENT
+            } else if half_alignment(work) == Some(1.0) {
+                HALF_ODD_MATRIX_PRODUCT_EXPONENT
             } else {
                 HALF_UNALIGNED_MATRIX_PRODUCT_EXPONENT
             },
@@ -196,12 +209,18 @@ fn half_convolution_over_tf32(gpu: &GpuSpec, tf32: f64, half: f64) -> f64 {
 /// most are. A convolution's are its channels (its implicit GEMM's columns
 /// and inner size): the positions it runs over can be any number.
 fn aligned_for_half_tensor_cores(work: &OpWork) -> bool {
-    let alignment = match work.gemm {
+    half_alignment(work).is_none_or(|a| a % HALF_ALIGNMENT == 0.0)
+}
+
+/// The largest power of two (up to 64) dividing every dimension of a
+/// matrix product that tensor cores load, by its shape or its operator's
+/// `product_alignment`; None where neither is known.
+fn half_alignment(work: &OpWork) -> Option<f64> {
+    match work.gemm {
         Some(g) if work.kind == OpKind::Conv => Some(f64::from(product_alignment([g.cols, g.inner, 0.0]))),
         Some(g) => Some(f64::from(product_alignment([g.rows, g.cols, g.inner]))),
         None => work.product_alignment,
-    };
-    alignment.is_none_or(|a| a % HALF_ALIGNMENT == 0.0)
+    }
 }
 
 fn exponent_of(path: Tf32Path) -> f64 {
@@ -314,11 +333,14 @@ mod tests {
         // Bound by its arithmetic: the tensor cores' speed-up.
         let priced = from_float32_price(&product, &gpu, 1e5, 0.0);
         assert!((priced - 1e5 / speedup(&product, &gpu)).abs() < 1e-6, "{priced}");
-        // A product with a dimension off 8 elements (GPT-2's vocabulary)
-        // gains less than an aligned one.
-        let unaligned = OpWork::linear(1.0, 4096.0, 768.0, 50257.0).in_half();
+        // A product with a dimension off 8 elements (BERT's vocabulary)
+        // gains less than an aligned one, one with an odd dimension
+        // (GPT-2's) less still.
+        let unaligned = OpWork::linear(1.0, 4096.0, 768.0, 30522.0).in_half();
         assert!((speedup(&unaligned, &gpu) - ratio.powf(HALF_UNALIGNED_MATRIX_PRODUCT_EXPONENT)).abs() < 1e-9);
-        assert!(speedup(&unaligned, &gpu) < speedup(&OpWork::linear(1.0, 4096.0, 768.0, 50304.0).in_half(), &gpu));
+        assert!(speedup(&unaligned, &gpu) < speedup(&OpWork::linear(1.0, 4096.0, 768.0, 30528.0).in_half(), &gpu));
+        let odd = OpWork::linear(1.0, 4096.0, 768.0, 50257.0).in_half();
+        assert!((speedup(&odd, &gpu) - ratio.powf(HALF_ODD_MATRIX_PRODUCT_EXPONENT)).abs() < 1e-9);
         // ... and moves its bytes at a lower share of the bandwidth; a
         // convolution of that shape keeps the aligned share.
         assert_eq!(
@@ -326,7 +348,8 @@ mod tests {
             gpu.roofline_us(&unaligned) / HALF_UNALIGNED_ROOFLINE_SHARE
         );
         // A trace's kernel carries no dimensions, only its operator's
-        // alignment: below 8 it gains as little; unknown, as much as aligned.
+        // alignment: even below 8 it gains as little, odd as little as an
+        // odd shape; unknown, as much as aligned.
         let kernel = OpWork {
             gemm: None,
             ..unaligned
@@ -335,7 +358,8 @@ mod tests {
             product_alignment: alignment,
             ..kernel
         };
-        assert_eq!(speedup(&with(Some(1.0)), &gpu), speedup(&unaligned, &gpu));
+        assert_eq!(speedup(&with(Some(1.0)), &gpu), speedup(&odd, &gpu));
+        assert_eq!(speedup(&with(Some(2.0)), &gpu), speedup(&unaligned, &gpu));
         assert_eq!(speedup(&with(Some(4.0)), &gpu), speedup(&unaligned, &gpu));
         assert_eq!(speedup(&with(Some(8.0)), &gpu), speedup(&with(None), &gpu));
         assert!(speedup(&with(Some(1.0)), &gpu) < speedup(&with(Some(64.0)), &gpu));
@@ -421,9 +445,10 @@ mod tests {
 
     /// A fused attention kernel in 16 bits gains what cuDNN's attention
     /// gained over PyTorch's float32 one on an H100 (6.75x), less than a
-    /// matrix product of its size, and whatever its sequence's alignment.
+    /// matrix product of its size, and whatever its sequence's alignment;
+    /// a product with an odd dimension gains half what an even one does.
     #[test]
-    fn fused_attention_gains_less_than_a_product() {
+    fn fused_attention_and_odd_products_gain_less_than_a_product() {
         let catalog = tracecast_schemas::hardware::builtin_catalog().unwrap();
         let h100 = GpuSpec::builtin(&catalog, "H100").unwrap();
         let product = OpWork::linear(1.0, 8192.0, 768.0, 768.0).in_half();
@@ -433,6 +458,19 @@ mod tests {
             ..product
         };
         let gain = speedup(&attention, &h100);
+        // An odd vocabulary (GPT-2's 50,257 words) gains least: 2.4x.
+        // A trace's kernel: its operator's alignment, no shape.
+        let odd = OpWork {
+            gemm: None,
+            product_alignment: Some(1.0),
+            ..product
+        };
+        let even = OpWork {
+            product_alignment: Some(2.0),
+            ..odd
+        };
+        assert!((speedup(&odd, &h100) - 2.4).abs() < 0.1, "{}", speedup(&odd, &h100));
+        assert!(speedup(&even, &h100) > 1.9 * speedup(&odd, &h100));
         assert!((gain - 6.75).abs() < 0.3, "{gain}");
         assert!(speedup(&product, &h100) > 1.5 * gain);
     }
