@@ -341,7 +341,9 @@ fn conv(inputs: &Inputs<'_>, backward: bool) -> Option<(f64, f64)> {
     })
 }
 
-/// Attention `(q [B, H, L, D], k [B, H, S, D], v, ..)`: QK^T and PV; backward about twice that.
+/// Fused attention `(q, k, v, ..)`, a backward's after the output's
+/// gradient, each [B, H, L, D] or [B, L, H, D] by the operator: QK^T and
+/// PV; backward about twice that.
 fn attention(name: &str, inputs: &Inputs<'_>, backward: bool) -> Option<(f64, f64)> {
     // A backward operator takes the output's gradient first, then the
     // queries and keys.
