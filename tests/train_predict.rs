@@ -97,18 +97,22 @@ fn corpus_step_mean(dir: &Path, config: &str, batch: &str, extra: &[&str], colum
     rows.iter().map(|r| f(r, column)).sum::<f64>() / rows.len() as f64
 }
 
-/// A what-if's priced kernel time a step (`what_if`: a `bench/corpus`
-/// configuration, its recorded batch and the what-if's arguments) and the
-/// kernel time priced as recorded of the configuration it aims at
-/// (`target`: configuration and batch), ms.
-fn corpus_kernels_ms(dir: &Path, what_if: (&str, &str, &[&str]), target: (&str, &str)) -> (f64, f64) {
+/// Asserts that a what-if's priced kernel time a step (`what_if`: a
+/// `bench/corpus` configuration, its recorded batch and the what-if's
+/// arguments), over the kernel time priced as recorded of the
+/// configuration it aims at (`target`: configuration and batch), lies
+/// strictly between `low` and `high`.
+fn assert_kernels_within(dir: &Path, what_if: (&str, &str, &[&str]), target: (&str, &str), low: f64, high: f64) {
     let busy_ms = |config: &str, batch: &str, extra: &[&str]| {
         corpus_step_mean(dir, config, batch, extra, "predicted_busy_ns") / 1e6
     };
-    (
-        busy_ms(what_if.0, what_if.1, what_if.2),
-        busy_ms(target.0, target.1, &[]),
-    )
+    let priced = busy_ms(what_if.0, what_if.1, what_if.2);
+    let recorded = busy_ms(target.0, target.1, &[]);
+    let ratio = priced / recorded;
+    assert!(
+        ratio > low && ratio < high,
+        "{priced} ms of kernels against {recorded} recorded"
+    );
 }
 
 /// The median step of a `bench/corpus` configuration measured without the profiler, ms.
@@ -1138,15 +1142,12 @@ fn a_what_if_on_the_recorded_gpu_keeps_its_hosts_pace() {
 #[test]
 fn doubling_the_batch_prices_kernels_near_the_larger_runs_own() {
     let dir = tempfile::tempdir().unwrap();
-    let (doubled, recorded) = corpus_kernels_ms(
+    assert_kernels_within(
         dir.path(),
         ("densenet121__bs16__bf16", "16", &["--batch-size", "32"]),
         ("densenet121__bs32__bf16", "32"),
-    );
-    let ratio = doubled / recorded;
-    assert!(
-        ratio > 0.85 && ratio < 1.1,
-        "{doubled} ms of kernels against {recorded} recorded"
+        0.85,
+        1.1,
     );
 }
 
@@ -1160,15 +1161,12 @@ fn doubling_the_batch_prices_kernels_near_the_larger_runs_own() {
 #[test]
 fn a_bfloat16_what_if_prices_a_float32_convolutions_every_kernel_on_tensor_cores() {
     let dir = tempfile::tempdir().unwrap();
-    let (priced, recorded) = corpus_kernels_ms(
+    assert_kernels_within(
         dir.path(),
         ("vgg16__bs16__fp32", "16", &["--precision", "bf16"]),
         ("vgg16__bs16__bf16", "16"),
-    );
-    let ratio = priced / recorded;
-    assert!(
-        ratio > 0.85 && ratio < 1.15,
-        "{priced} ms of kernels against {recorded} recorded"
+        0.85,
+        1.15,
     );
 }
 
@@ -1211,15 +1209,12 @@ fn bfloat16_batch_norm_is_slower_and_depthwise_convolutions_gain_nothing() {
         (priced / measured - 1.0).abs() < 0.2,
         "priced {priced:.1} ms, measured {measured:.1} ms"
     );
-    let (kernels, recorded) = corpus_kernels_ms(
+    assert_kernels_within(
         dir.path(),
         ("efficientnet_b0__bs128__fp32", "128", &["--precision", "bf16"]),
         ("efficientnet_b0__bs128__bf16", "128"),
-    );
-    let ratio = kernels / recorded;
-    assert!(
-        ratio > 0.8 && ratio < 1.2,
-        "{kernels} ms of kernels against {recorded} recorded"
+        0.8,
+        1.2,
     );
 }
 

@@ -310,10 +310,10 @@ pub fn window_deltas(
     let mut pairs = Vec::with_capacity(items.len() * 3);
     let mut casts = Vec::new();
     let mut saturating = Vec::new();
+    // Per item: its work as asked, priced, and its 16-bit time over its
+    // float32 time where that does not follow its bytes (its work then
+    // stays float32's).
     let mut priced_works = Vec::with_capacity(items.len());
-    // Per item: its 16-bit time over its float32 time, where that does not
-    // follow its bytes (its work then stays float32's).
-    let mut time_ratios = Vec::with_capacity(items.len());
     for (item, cast) in items.iter().zip(&autocast) {
         let rec = recorded[item.trace]
             .as_ref()
@@ -326,7 +326,6 @@ pub fn window_deltas(
             .half
             .filter(|_| in_half)
             .and_then(|half| sixteen_bit_time_ratios.ratio(item.kernel.op_code, half, has_backward[item.trace]));
-        time_ratios.push(time_ratio);
         if in_half && time_ratio.is_none() && work.dtype_bytes > 2.0 {
             work = work.in_half();
             coverage[item.trace].halved_ns += item.dur_ns;
@@ -343,7 +342,7 @@ pub fn window_deltas(
         if batch != 1.0 {
             saturating.push((priced_works.len(), work.scaled(SATURATING_SCALE), tgt));
         }
-        priced_works.push((work, priced));
+        priced_works.push((work, priced, time_ratio));
     }
     pairs.extend(casts.iter().map(|(_, w, g)| (*w, *g)));
     pairs.extend(saturating.iter().map(|(_, w, g)| (*w, *g)));
@@ -357,7 +356,7 @@ pub fn window_deltas(
     for ((k, _, _), us) in saturating.iter().zip(saturated_times) {
         saturated_us[*k] = us / SATURATING_SCALE;
     }
-    for (k, (item, (work, priced))) in items.iter().zip(&priced_works).enumerate() {
+    for (k, (item, (work, priced, time_ratio))) in items.iter().zip(&priced_works).enumerate() {
         let rec = recorded[item.trace]
             .as_ref()
             .expect("items only for traces with a recorded spec");
@@ -371,7 +370,7 @@ pub fn window_deltas(
             scale,
             best_share(tgt.roofline_us(work).max(saturated_us[k]), unscaled_us),
         );
-        let mut priced_ns = item.dur_ns * gpu_ratio * batch_ratio * time_ratios[k].unwrap_or(1.0);
+        let mut priced_ns = item.dur_ns * gpu_ratio * batch_ratio * time_ratio.unwrap_or(1.0);
         // cuDNN picks another algorithm for a 16-bit convolution: a
         // float32 one recorded far slower than the op model prices its
         // work (ConvNeXt's depthwise convolutions, 21x slower than in
