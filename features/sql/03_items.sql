@@ -77,7 +77,8 @@ SELECT n.trace_key, n.step_id, n.op_id,
        input_numel(o.input_dims, 0) AS in0_numel,
        input_numel(o.input_dims, 1) AS in1_numel,
        dtype_bytes(o.input_dims, o.input_types) AS dtype_bytes,
-       product_alignment(o.name, o.input_dims) AS product_alignment
+       product_alignment(o.name, o.input_dims) AS product_alignment,
+       conv_group_width(o.name, o.input_dims) AS conv_group_width
 FROM (SELECT trace_key, step_id, op_id, COUNT(*) AS op_items
       FROM fx_gpu WHERE op_id IS NOT NULL GROUP BY trace_key, step_id, op_id) n
 LEFT JOIN fx_ops_in o ON o.trace_key = n.trace_key AND o.op_id = n.op_id
@@ -100,7 +101,8 @@ WITH named AS (
 ),
 with_op AS (
   SELECT n.*, op.op_code, op.op_depth, op.phase, op.flops, op.bytes AS op_bytes,
-         op.in0_numel, op.in1_numel, op.dtype_bytes, op.product_alignment
+         op.in0_numel, op.in1_numel, op.dtype_bytes, op.product_alignment,
+         op.conv_group_width
   FROM fx_op_features op
   RIGHT JOIN named n ON op.trace_key = n.trace_key AND op.step_id = n.step_id AND op.op_id = n.op_id
 )
@@ -114,7 +116,7 @@ SELECT w.trace_key, w.step_id, w.start_ns, w.dur_ns, w.item_kind, w.tie_1, w.tie
        END AS INT) AS family,
        w.op_code, w.op_depth, w.phase, w.flops,
        COALESCE(CAST(w.copy_bytes AS DOUBLE), w.op_bytes) AS bytes,
-       w.in0_numel, w.in1_numel, w.dtype_bytes, w.product_alignment,
+       w.in0_numel, w.in1_numel, w.dtype_bytes, w.product_alignment, w.conv_group_width,
        w.start_ns - l.start_ns AS launch_delay_ns
 FROM fx_launches l
 RIGHT JOIN with_op w ON l.trace_key = w.trace_key AND l.launch_id = w.launch_id;
@@ -123,7 +125,7 @@ CREATE VIEW fx_items AS
 SELECT trace_key, step_id,
        CAST(ROW_NUMBER() OVER seq_order - 1 AS BIGINT) AS seq,
        start_ns, dur_ns, family, op_code, phase, op_depth, flops, bytes,
-       in0_numel, in1_numel, dtype_bytes, product_alignment,
+       in0_numel, in1_numel, dtype_bytes, product_alignment, conv_group_width,
        grid, block, registers, shared_memory_bytes, occupancy_pct, launch_delay_ns,
        COALESCE(LEAD(start_ns) OVER seq_order, MAX(start_ns + dur_ns) OVER seq_order) - start_ns AS contrib_ns,
        COALESCE(LEAD(start_ns) OVER seq_order, MAX(start_ns + dur_ns) OVER seq_order) - (start_ns + dur_ns) AS gap_ns

@@ -41,6 +41,7 @@ per_step AS (
          window_positions(i.in1_numel, i.seq) AS in1_numel_at,
          window_positions(i.dtype_bytes, i.seq) AS dtype_bytes_at,
          window_positions(i.product_alignment, i.seq) AS product_alignment_at,
+         window_positions(i.conv_group_width, i.seq) AS conv_group_width_at,
          window_positions(i.grid, i.seq) AS grid_at,
          window_positions(i.block, i.seq) AS block_at,
          window_positions(i.registers, i.seq) AS registers_at,
@@ -94,6 +95,7 @@ windows AS (
          unnest(in1_numel_at) AS in1_numel_at,
          unnest(dtype_bytes_at) AS dtype_bytes_at,
          unnest(product_alignment_at) AS product_alignment_at,
+         unnest(conv_group_width_at) AS conv_group_width_at,
          unnest(grid_at) AS grid_at,
          unnest(block_at) AS block_at,
          unnest(registers_at) AS registers_at,
@@ -173,6 +175,7 @@ SELECT trace_id, step_id, window_index,
        , in1_numel_at['p{{p}}'] AS p{{p}}_in1_numel
        , dtype_bytes_at['p{{p}}'] AS p{{p}}_dtype_bytes
        , product_alignment_at['p{{p}}'] AS p{{p}}_product_alignment
+       , conv_group_width_at['p{{p}}'] AS p{{p}}_conv_group_width
        , grid_at['p{{p}}'] AS p{{p}}_grid
        , block_at['p{{p}}'] AS p{{p}}_block
        , registers_at['p{{p}}'] AS p{{p}}_registers

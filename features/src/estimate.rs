@@ -311,9 +311,29 @@ fn linear(inputs: &Inputs<'_>) -> Option<Product> {
     })
 }
 
-/// Convolutions: forward `(input [N, C, spatial..], weight [O, C/g, kernel..])`;
-/// backward `(grad_output [N, O, out..], input, weight)`, grad input and weight.
-fn conv(inputs: &Inputs<'_>, backward: bool) -> Option<(f64, f64)> {
+/// The operator's `conv_group_width` (`tracecast_schemas::features`
+/// FEATURE_POSITIONS): for a grouped convolution, in either pass, the
+/// input channels each group reads (1: depthwise); `None` for an
+/// ungrouped one, other operators and convolutions without shapes.
+/// PyTorch runs many depthwise convolutions on its own kernels rather than
+/// cuDNN's, the same kernel in 16 bits as in float32.
+pub fn conv_group_width(name: &str, inputs: &Inputs<'_>) -> Option<i32> {
+    let backward = match kind_of(name) {
+        Kind::Conv => false,
+        Kind::ConvBackward => true,
+        _ => return None,
+    };
+    let (_, x, w) = conv_tensors(inputs, backward)?;
+    let (channels, width) = (x[1], w[1]);
+    (width > 0 && channels > width && channels % width == 0)
+        .then(|| i32::try_from(width).ok())
+        .flatten()
+}
+
+/// A convolution's output spatial size, input and weight shapes:
+/// forward `(input [N, C, spatial..], weight [O, C/g, kernel..])`;
+/// backward `(grad_output [N, O, out..], input, weight)`.
+fn conv_tensors<'b>(inputs: &'b Inputs<'_>, backward: bool) -> Option<(f64, &'b [i64], &'b [i64])> {
     let tensors: Vec<(usize, &[i64])> = inputs.tensors().collect();
     let (out_spatial, x, w) = if backward {
         let [(_, g), (_, x), (_, w), ..] = tensors.as_slice() else {
@@ -326,13 +346,16 @@ fn conv(inputs: &Inputs<'_>, backward: bool) -> Option<(f64, f64)> {
         };
         (numel(x.get(2..)?), *x, *w)
     };
-    if x.len() < 3 || w.len() < 3 {
-        return None;
-    }
+    (x.len() >= 3 && w.len() >= 3).then_some((out_spatial, x, w))
+}
+
+/// Convolutions (`conv_tensors`'s inputs): grad input and weight backward.
+fn conv(inputs: &Inputs<'_>, backward: bool) -> Option<(f64, f64)> {
+    let (out_spatial, x, w) = conv_tensors(inputs, backward)?;
     let (batch, out_channels, in_per_group) = (x[0] as f64, w[0] as f64, w[1] as f64);
     let kernel = numel(&w[2..]);
     let forward = 2.0 * batch * out_spatial * out_channels * in_per_group * kernel;
-    let e = inputs.elem(tensors[0].0);
+    let e = inputs.elem(inputs.tensor(0)?.0);
     let bytes = (numel(x) + numel(w) + batch * out_channels * out_spatial) * e;
     Some(if backward {
         (2.0 * forward, 2.0 * bytes)
@@ -458,6 +481,42 @@ mod tests {
         )
         .0;
         assert_eq!(backward, 2.0 * 2.0 * 32.0 * 28.0 * 28.0 * 128.0 * 64.0 * 9.0);
+    }
+
+    fn group_width(name: &str, shapes: &[&[i64]]) -> Option<i32> {
+        let shapes: Vec<Option<&[i64]>> = shapes.iter().map(|s| Some(*s)).collect();
+        let types = vec![Some("float"); shapes.len()];
+        conv_group_width(
+            name,
+            &Inputs {
+                shapes: &shapes,
+                types: &types,
+            },
+        )
+    }
+
+    #[test]
+    fn a_grouped_convolution_has_the_channels_of_each_group() {
+        // EfficientNet's depthwise 3x3 over 96 channels, in both passes.
+        let (x, dw): (&[i64], &[i64]) = (&[32, 96, 56, 56], &[96, 1, 3, 3]);
+        assert_eq!(group_width("aten::_conv_depthwise2d", &[x, dw]), Some(1));
+        assert_eq!(group_width("aten::convolution_backward", &[x, x, dw]), Some(1));
+        // RegNet's groups of 24 channels; an ungrouped convolution (a
+        // single input channel too) and other operators have none.
+        assert_eq!(
+            group_width("aten::cudnn_convolution", &[&[8, 48, 28, 28], &[48, 24, 3, 3]]),
+            Some(24)
+        );
+        assert_eq!(
+            group_width("aten::cudnn_convolution", &[&[8, 3, 224, 224], &[64, 3, 7, 7]]),
+            None
+        );
+        assert_eq!(
+            group_width("aten::cudnn_convolution", &[&[8, 1, 28, 28], &[16, 1, 3, 3]]),
+            None
+        );
+        assert_eq!(group_width("aten::mm", &[&[64, 128], &[128, 32]]), None);
+        assert_eq!(group_width("aten::convolution_backward", &[&[1, 2]]), None);
     }
 
     #[test]

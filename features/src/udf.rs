@@ -11,7 +11,7 @@ use datafusion::prelude::SessionContext;
 use tracecast_schemas::ColType;
 use tracecast_schemas::features::stable_code;
 
-use crate::estimate::{Inputs, estimate, product_alignment};
+use crate::estimate::{Inputs, conv_group_width, estimate, product_alignment};
 
 /// Registers every function on the session.
 pub fn register(ctx: &SessionContext) {
@@ -21,6 +21,7 @@ pub fn register(ctx: &SessionContext) {
         input_numel(),
         dtype_bytes(),
         product_alignment_udf(),
+        conv_group_width_udf(),
         name_code(),
     ] {
         ctx.register_udf(udf);
@@ -193,13 +194,25 @@ fn dtype_bytes() -> ScalarUDF {
 /// 64) dividing every dimension of the matrix product an operator runs;
 /// null for other operators.
 fn product_alignment_udf() -> ScalarUDF {
+    shape_code_udf("product_alignment", product_alignment)
+}
+
+/// `conv_group_width(name, input_dims)`: for a grouped convolution, the
+/// input channels of each group (1: depthwise); null otherwise.
+fn conv_group_width_udf() -> ScalarUDF {
+    shape_code_udf("conv_group_width", conv_group_width)
+}
+
+/// `name(op_name, input_dims)`: an integer `f` reads from an operator's
+/// name and input shapes.
+fn shape_code_udf(name: &str, f: fn(&str, &Inputs<'_>) -> Option<i32>) -> ScalarUDF {
     create_udf(
-        "product_alignment",
+        name,
         vec![DataType::Utf8, dims_type()],
         DataType::Int32,
         Volatility::Immutable,
-        Arc::new(|args: &[ColumnarValue]| {
-            per_named_row(&ColumnarValue::values_to_arrays(args)?, None, product_alignment, |v| {
+        Arc::new(move |args: &[ColumnarValue]| {
+            per_named_row(&ColumnarValue::values_to_arrays(args)?, None, f, |v| {
                 Arc::new(Int32Array::from(v))
             })
         }),

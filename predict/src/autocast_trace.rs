@@ -85,7 +85,8 @@ const FLOAT32_BACKWARD_OPS: [&str; 6] = [
 /// Operators whose 16-bit kernels do not follow their halved bytes, by the
 /// names a float32 trace records: their 16-bit kernels' time over their
 /// float32 kernels' time, for the 16-bit type named (`None`: both).
-/// PyTorch's own depthwise convolution is the same kernel in both types.
+/// (PyTorch's own depthwise convolution, the same kernel in both types,
+/// is found by [`StreamTypes`], since its backward has no name of its own.)
 /// cuDNN's batch norm takes no bfloat16 input, so under bfloat16 autocast
 /// PyTorch's native batch norm replaces it: the same passes over the
 /// activations in half the bytes, at about a third of cuDNN's bandwidth
@@ -97,11 +98,15 @@ const FLOAT32_BACKWARD_OPS: [&str; 6] = [
 /// ones 1.12x (0.93-1.27x). The batch-norm ratios are for training steps:
 /// an inference step, which the corpus has none of, keeps its float32
 /// time (cuDNN's and PyTorch's inference kernels are one pass each).
-const SIXTEEN_BIT_TIME_RATIOS: [(&str, Option<HalfType>, f64); 3] = [
-    ("aten::_conv_depthwise2d", None, 1.0),
+const SIXTEEN_BIT_TIME_RATIOS: [(&str, Option<HalfType>, f64); 2] = [
     ("aten::cudnn_batch_norm", Some(HalfType::BFloat16), 1.57),
     ("aten::cudnn_batch_norm_backward", Some(HalfType::BFloat16), 1.12),
 ];
+
+/// PyTorch's own depthwise convolution kernels, by the operators a trace
+/// names (the backward one before PyTorch 1.11). Newer PyTorch launches
+/// the backward from `aten::convolution_backward`, as it does cuDNN's.
+const NATIVE_DEPTHWISE_OPS: [&str; 2] = ["aten::_conv_depthwise2d", "aten::_conv_depthwise2d_backward"];
 
 /// The `op_code`s of the operators whose 16-bit kernels a what-if prices
 /// from their float32 time ([`SIXTEEN_BIT_TIME_RATIOS`]).
@@ -180,6 +185,9 @@ pub(crate) struct TraceKernel {
     /// inputs; NaN where the trace gives no shapes.
     pub in0: f64,
     pub in1: f64,
+    /// For a grouped convolution, the input channels of each group (1:
+    /// depthwise); NaN otherwise (the feature table's `conv_group_width`).
+    pub group_width: f64,
 }
 
 /// What autocast does with one kernel.
@@ -192,6 +200,10 @@ pub(crate) struct Autocast {
     pub cast_elements: f64,
     /// The tensors those elements are: one `aten::to` call each.
     pub cast_tensors: u32,
+    /// PyTorch's own depthwise convolution kernel (not cuDNN's), the same
+    /// kernel in 16 bits: a forward `aten::_conv_depthwise2d`, or the
+    /// backward of a depthwise convolution whose input one of those read.
+    pub native_depthwise: bool,
 }
 
 /// The last output: its element count (None: a matrix product's, size
@@ -203,13 +215,20 @@ type Last = (Option<f64>, Dtype);
 /// a matrix product where any of them is one (a bias copied into place
 /// before the product belongs to it); the casts go before the first.
 pub(crate) fn autocast_step(kernels: &[TraceKernel]) -> Vec<Autocast> {
-    let mut state = StreamTypes::default();
+    let mut state = StreamTypes {
+        native_depthwise_codes: op_codes(&NATIVE_DEPTHWISE_OPS),
+        ..StreamTypes::default()
+    };
     let mut decisions = Vec::with_capacity(kernels.len());
     for operator in kernels.chunk_by(|a, b| {
         a.op_code == b.op_code && a.in0.to_bits() == b.in0.to_bits() && a.in1.to_bits() == b.in1.to_bits()
     }) {
         let matrix = operator.iter().find(|k| matches!(k.kind, OpKind::Gemm | OpKind::Conv));
-        let decision = state.decide(matrix.unwrap_or(&operator[0]));
+        let deciding = matrix.unwrap_or(&operator[0]);
+        let decision = Autocast {
+            native_depthwise: state.runs_native_depthwise(deciding),
+            ..state.decide(deciding)
+        };
         decisions.push(decision);
         decisions.extend(std::iter::repeat_n(
             Autocast {
@@ -231,6 +250,10 @@ struct StreamTypes {
     /// Sizes some float32 kernel has produced.
     float32_sizes: HashSet<u64>,
     last: Option<Last>,
+    /// `NATIVE_DEPTHWISE_OPS`'s codes, and the input sizes (as bits) their
+    /// forward kernels read in the step.
+    native_depthwise_codes: Vec<i32>,
+    native_depthwise_inputs: HashSet<u64>,
 }
 
 impl StreamTypes {
@@ -260,6 +283,22 @@ impl StreamTypes {
         [(k.in0, first), (k.in1, second)]
     }
 
+    /// Whether `k` is PyTorch's own depthwise convolution. PyTorch picks
+    /// a convolution's backward kernels as it picked its forward ones, and
+    /// a depthwise backward reads the forward's input as its second.
+    fn runs_native_depthwise(&mut self, k: &TraceKernel) -> bool {
+        if self.native_depthwise_codes.contains(&k.op_code) {
+            if !k.backward {
+                self.native_depthwise_inputs.insert(k.in0.to_bits());
+            }
+            return true;
+        }
+        k.backward
+            && k.kind == OpKind::Conv
+            && k.group_width == 1.0
+            && self.native_depthwise_inputs.contains(&k.in1.to_bits())
+    }
+
     fn decide(&mut self, k: &TraceKernel) -> Autocast {
         let matrix = !k.float32 && matches!(k.kind, OpKind::Gemm | OpKind::Conv);
         let inputs = self.inputs(k, matrix);
@@ -276,6 +315,7 @@ impl StreamTypes {
                 half: true,
                 cast_elements: elements_of(arriving, Dtype::Float32),
                 cast_tensors: tensors_of(arriving, Dtype::Float32),
+                ..Autocast::default()
             };
         }
         let output = k.in0.max(k.in1);
@@ -292,6 +332,7 @@ impl StreamTypes {
                 half: false,
                 cast_elements: elements_of(&inputs, Dtype::Half),
                 cast_tensors: tensors_of(&inputs, Dtype::Half),
+                ..Autocast::default()
             }
         } else {
             let half = inputs.iter().all(|(_, t)| *t != Some(Dtype::Float32))
@@ -332,15 +373,14 @@ mod tests {
         }
     }
 
-    /// Depthwise convolutions gain nothing in 16 bits; batch norm in
-    /// bfloat16 is PyTorch's own, slower than cuDNN's float32 in training
-    /// and no faster in inference (cuDNN's float16 batch norm stays).
+    /// Batch norm in bfloat16 is PyTorch's own, slower than cuDNN's
+    /// float32 in training and no faster in inference (cuDNN's float16
+    /// batch norm stays).
     #[test]
     fn pytorchs_own_kernels_are_priced_from_their_float32_time() {
         let ratios = SixteenBitTimeRatios::new();
         let code = |name: &str| stable_code(name);
         for half in [HalfType::BFloat16, HalfType::Float16] {
-            assert_eq!(ratios.ratio(code("aten::_conv_depthwise2d"), half, true), Some(1.0));
             assert_eq!(ratios.ratio(code("aten::cudnn_convolution"), half, true), None);
         }
         let forward = ratios.ratio(code("aten::cudnn_batch_norm"), HalfType::BFloat16, true);
@@ -364,7 +404,37 @@ mod tests {
             float32,
             in0,
             in1,
+            group_width: f64::NAN,
         }
+    }
+
+    /// A depthwise convolution on PyTorch's own kernel, and its backward,
+    /// keep their float32 time; cuDNN's depthwise backward (ConvNeXt's,
+    /// whose forward was cuDNN's) and a pointwise one reading the same
+    /// input (EfficientNet's projection after a depthwise of stride 1) do
+    /// not.
+    #[test]
+    fn pytorchs_own_depthwise_convolution_is_found_in_both_passes() {
+        let (act, weight) = (1e6, 864.0);
+        let mut native = kernel(OpKind::Conv, false, act, weight);
+        native.op_code = stable_code("aten::_conv_depthwise2d");
+        let mut cudnn = kernel(OpKind::Conv, false, 2.0 * act, weight);
+        cudnn.op_code = stable_code("aten::cudnn_convolution");
+        let backward = |grad: f64, input: f64, group_width: f64| TraceKernel {
+            op_code: stable_code("aten::convolution_backward"),
+            backward: true,
+            group_width,
+            ..kernel(OpKind::Conv, false, grad, input)
+        };
+        let step = [
+            native,
+            cudnn,
+            backward(act / 6.0, act, f64::NAN),
+            backward(act, act, 1.0),
+            backward(2.0 * act, 2.0 * act, 1.0),
+        ];
+        let got: Vec<bool> = autocast_step(&step).iter().map(|a| a.native_depthwise).collect();
+        assert_eq!(got, [true, false, false, true, false]);
     }
 
     /// conv -> batch norm -> ReLU -> conv: the activations stay in 16 bits;

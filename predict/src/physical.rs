@@ -230,6 +230,7 @@ pub fn window_deltas(
                 in0: sizes(p, "in0_numel"),
                 in1: sizes(p, "in1_numel"),
                 alignment: sizes(p, "product_alignment"),
+                group_width: sizes(p, "conv_group_width"),
             });
         }
         for i in 0..batch.num_rows() {
@@ -283,6 +284,7 @@ pub fn window_deltas(
                             float32: float32_ops.contains(c.op_code[i] as i32, c.phase[i] == BACKWARD_PHASE),
                             in0: size(&c.in0),
                             in1: size(&c.in1),
+                            group_width: size(&c.group_width),
                         },
                     });
                 }
@@ -322,10 +324,13 @@ pub fn window_deltas(
         // Mixed precision keeps the optimizer's float32 master weights.
         let mut work = item.work;
         let in_half = cast.half && item.scales;
-        let time_ratio = asked
-            .half
-            .filter(|_| in_half)
-            .and_then(|half| sixteen_bit_time_ratios.ratio(item.kernel.op_code, half, has_backward[item.trace]));
+        let time_ratio = asked.half.filter(|_| in_half).and_then(|half| {
+            if cast.native_depthwise {
+                Some(1.0)
+            } else {
+                sixteen_bit_time_ratios.ratio(item.kernel.op_code, half, has_backward[item.trace])
+            }
+        });
         if in_half && time_ratio.is_none() && work.dtype_bytes > 2.0 {
             work = work.in_half();
             coverage[item.trace].halved_ns += item.dur_ns;
@@ -376,8 +381,9 @@ pub fn window_deltas(
         // work (ConvNeXt's depthwise convolutions, 21x slower than in
         // bfloat16: bench/README.md, "Measured corpus") says nothing of
         // it. Matrix products
-        // keep their recorded efficiency (cuBLAS's are consistent).
-        if autocast[k].half && work.kind == OpKind::Conv {
+        // keep their recorded efficiency (cuBLAS's are consistent), and so
+        // does PyTorch's own depthwise kernel, the same in 16 bits.
+        if autocast[k].half && work.kind == OpKind::Conv && !autocast[k].native_depthwise {
             priced_ns = priced_ns.min(scaled * 1e3);
         }
         let floor_ns = roofline_floor_ns(tgt.roofline_us(priced), item.dur_ns, rec.roofline_us(&item.as_recorded));
@@ -435,6 +441,7 @@ struct PositionColumns {
     in0: Option<Vec<f64>>,
     in1: Option<Vec<f64>>,
     alignment: Option<Vec<f64>>,
+    group_width: Option<Vec<f64>>,
 }
 
 /// Autocast's decision for every item, each step of each trace passed in

@@ -18,10 +18,11 @@ use arrow::datatypes::{Field, Schema, SchemaRef};
 use crate::column::{ColType::*, Column, TableDef, opt, req};
 
 /// Format version of the feature directory (`features.json`, both tables).
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 /// The oldest feature format whose window rows mean what this one's do: a
 /// window model trained on it still predicts (versions 5 and 6 only added
-/// the steps' `cpu_op_count` and `runtime_wait_ns`).
+/// the steps' `cpu_op_count` and `runtime_wait_ns`, version 7 the
+/// per-position `conv_group_width`, which is not a window-model input).
 pub const WINDOW_INPUTS_SINCE: u32 = 4;
 /// `format` field of `features.json`.
 pub const MANIFEST_FORMAT: &str = "tracecast.features";
@@ -455,6 +456,14 @@ pub const FEATURE_POSITIONS: TableDef = TableDef {
             Int32,
             "elements",
             "For a matrix product (mm, addmm, bmm, baddbmm, matmul, linear): the largest power of two, up to 64, that divides its rows, columns and inner dimension; null for other operators. A 16-bit what-if prices products whose alignment is below 8 on cuBLAS's slower kernels. Not a window-model input.",
+        )
+        .few_values()
+        .op_model_only(),
+        opt(
+            "conv_group_width",
+            Int32,
+            "channels",
+            "For a grouped convolution, forward or backward (more than one group): the input channels each group reads, the weight's second dimension (1: depthwise); null for an ungrouped convolution and other operators. A 16-bit what-if prices the backward of a depthwise convolution whose forward ran on PyTorch's own kernel (`aten::_conv_depthwise2d`) at its float32 time, as that kernel is the same in both types. Not a window-model input.",
         )
         .few_values()
         .op_model_only(),
