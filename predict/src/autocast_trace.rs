@@ -90,17 +90,48 @@ const FLOAT32_BACKWARD_OPS: [&str; 6] = [
 /// cuDNN's batch norm takes no bfloat16 input, so under bfloat16 autocast
 /// PyTorch's native batch norm replaces it: the same passes over the
 /// activations in half the bytes, at about a third of cuDNN's bandwidth
-/// (forward). On
+/// (forward). PyTorch's pooling kernels compute each output's window and
+/// index, bound by that arithmetic rather than by their bytes. On
 /// `bench/corpus` (44 pairs of one training configuration in float32 and
 /// bfloat16 on an H100, 11 convolution nets at 4 batch sizes) the
 /// depthwise convolutions took 0.97-1.05x their float32 time, batch
 /// norm's forward kernels 1.57x (median; 1.27-1.81x) and its backward
-/// ones 1.12x (0.93-1.27x). The batch-norm ratios are for training steps:
-/// an inference step, which the corpus has none of, keeps its float32
-/// time (cuDNN's and PyTorch's inference kernels are one pass each).
-const SIXTEEN_BIT_TIME_RATIOS: [(&str, Option<HalfType>, f64); 2] = [
+/// ones 1.12x (0.93-1.27x), max pooling 1.02x (0.95-1.03x; 20 pairs) and
+/// its backward 0.99x (0.98-1.00x), average pooling 0.94x and its backward
+/// 0.98x (DenseNet-121's 4 pairs). The batch-norm ratios are for training
+/// steps: an inference step, which the corpus has none of, keeps its
+/// float32 time (cuDNN's and PyTorch's inference kernels are one pass each).
+const SIXTEEN_BIT_TIME_RATIOS: [(&str, Option<HalfType>, f64); 6] = [
     ("aten::cudnn_batch_norm", Some(HalfType::BFloat16), 1.57),
     ("aten::cudnn_batch_norm_backward", Some(HalfType::BFloat16), 1.12),
+    ("aten::max_pool2d_with_indices", None, 1.0),
+    ("aten::max_pool2d_with_indices_backward", None, 1.0),
+    ("aten::avg_pool2d", None, 0.94),
+    ("aten::avg_pool2d_backward", None, 0.98),
+];
+
+/// An element-wise arithmetic operator that broadcasts one input over the
+/// other (a bias added over an image's pixels, a squeeze-excitation scale)
+/// runs PyTorch's general loop, which computes each element's offsets,
+/// instead of its vectorised one: bound by that arithmetic, it gains
+/// little from 16-bit bytes. On `bench/corpus` such kernels (adds and
+/// multiplies) took 0.92x their float32 time in bfloat16 (median over 39
+/// configuration pairs of 11 models; quartiles 0.83x and 1.01x), where
+/// their halved bytes priced them at about 0.6x.
+const BROADCAST_TIME_RATIO: f64 = 0.92;
+
+/// PyTorch's element-wise arithmetic on two tensors, by the names a trace
+/// records: the operators [`BROADCAST_TIME_RATIO`] is for (not a norm or
+/// a loss that reads a smaller tensor beside its input).
+const BINARY_ARITHMETIC_OPS: [&str; 8] = [
+    "aten::add",
+    "aten::add_",
+    "aten::sub",
+    "aten::sub_",
+    "aten::mul",
+    "aten::mul_",
+    "aten::div",
+    "aten::div_",
 ];
 
 /// PyTorch's own depthwise convolution kernels, by the operators a trace
@@ -112,6 +143,7 @@ const NATIVE_DEPTHWISE_OPS: [&str; 2] = ["aten::_conv_depthwise2d", "aten::_conv
 /// from their float32 time ([`SIXTEEN_BIT_TIME_RATIOS`]).
 pub(crate) struct SixteenBitTimeRatios {
     entries: Vec<(i32, Option<HalfType>, f64)>,
+    binary_arithmetic: Vec<i32>,
 }
 
 impl SixteenBitTimeRatios {
@@ -121,17 +153,24 @@ impl SixteenBitTimeRatios {
                 .iter()
                 .map(|&(name, half, ratio)| (stable_code(name), half, ratio))
                 .collect(),
+            binary_arithmetic: op_codes(&BINARY_ARITHMETIC_OPS),
         }
     }
 
-    /// A kernel of the operator `op_code` in `half`: its time over its
-    /// float32 time, where that does not follow its bytes. `training`
-    /// says whether its step has a backward pass.
-    pub fn ratio(&self, op_code: i32, half: HalfType, training: bool) -> Option<f64> {
-        self.entries
+    /// A kernel that autocast runs in `half`: its time over its float32
+    /// time, where that does not follow its bytes. `training` says whether
+    /// its step has a backward pass.
+    pub fn ratio(&self, kernel: &TraceKernel, autocast: &Autocast, half: HalfType, training: bool) -> Option<f64> {
+        if autocast.native_depthwise {
+            return Some(1.0);
+        }
+        let named = self
+            .entries
             .iter()
-            .find(|(code, only, _)| *code == op_code && only.is_none_or(|h| h == half))
-            .map(|&(_, _, ratio)| if training { ratio } else { ratio.min(1.0) })
+            .find(|(code, only, _)| *code == kernel.op_code && only.is_none_or(|h| h == half))
+            .map(|&(_, _, ratio)| if training { ratio } else { ratio.min(1.0) });
+        let broadcast = self.binary_arithmetic.contains(&kernel.op_code) && kernel.broadcasts();
+        named.or_else(|| broadcast.then_some(BROADCAST_TIME_RATIO))
     }
 }
 
@@ -188,6 +227,14 @@ pub(crate) struct TraceKernel {
     /// For a grouped convolution, the input channels of each group (1:
     /// depthwise); NaN otherwise (the feature table's `conv_group_width`).
     pub group_width: f64,
+}
+
+impl TraceKernel {
+    /// Its two tensor inputs differ in size: one is broadcast over the other.
+    fn broadcasts(&self) -> bool {
+        let sized = |n: f64| n.is_finite() && n > 1.0;
+        sized(self.in0) && sized(self.in1) && self.in0 != self.in1
+    }
 }
 
 /// What autocast does with one kernel.
@@ -375,25 +422,50 @@ mod tests {
 
     /// Batch norm in bfloat16 is PyTorch's own, slower than cuDNN's
     /// float32 in training and no faster in inference (cuDNN's float16
-    /// batch norm stays).
+    /// batch norm stays); pooling, a broadcasting element-wise kernel and
+    /// PyTorch's own depthwise convolution gain (almost) nothing, in both
+    /// 16-bit types.
     #[test]
     fn pytorchs_own_kernels_are_priced_from_their_float32_time() {
         let ratios = SixteenBitTimeRatios::new();
-        let code = |name: &str| stable_code(name);
-        for half in [HalfType::BFloat16, HalfType::Float16] {
-            assert_eq!(ratios.ratio(code("aten::cudnn_convolution"), half, true), None);
+        let half = Autocast {
+            half: true,
+            ..Autocast::default()
+        };
+        let named = |name: &str, kind: OpKind, in0: f64, in1: f64| TraceKernel {
+            op_code: stable_code(name),
+            ..kernel(kind, false, in0, in1)
+        };
+        let (act, channels) = (1e6, 64.0);
+        let bias_add = named("aten::add_", OpKind::Elementwise, act, channels);
+        let residual_add = named("aten::add_", OpKind::Elementwise, act, act);
+        let convolution = named("aten::cudnn_convolution", OpKind::Conv, act, 1e4);
+        let pool = named(
+            "aten::max_pool2d_with_indices_backward",
+            OpKind::Elementwise,
+            act / 4.0,
+            act,
+        );
+        let depthwise = Autocast {
+            native_depthwise: true,
+            ..half
+        };
+        for h in [HalfType::BFloat16, HalfType::Float16] {
+            assert_eq!(ratios.ratio(&convolution, &half, h, true), None);
+            assert_eq!(ratios.ratio(&residual_add, &half, h, true), None);
+            assert_eq!(ratios.ratio(&bias_add, &half, h, true), Some(BROADCAST_TIME_RATIO));
+            assert_eq!(ratios.ratio(&pool, &half, h, true), Some(1.0));
+            assert_eq!(ratios.ratio(&convolution, &depthwise, h, true), Some(1.0));
         }
-        let forward = ratios.ratio(code("aten::cudnn_batch_norm"), HalfType::BFloat16, true);
-        let backward = ratios.ratio(code("aten::cudnn_batch_norm_backward"), HalfType::BFloat16, true);
+        // Batch norm reads its scale [C] beside the activations: its own
+        // ratio, not the broadcast one.
+        let norm = named("aten::cudnn_batch_norm", OpKind::Elementwise, act, channels);
+        let norm_backward = named("aten::cudnn_batch_norm_backward", OpKind::Elementwise, act, act);
+        let forward = ratios.ratio(&norm, &half, HalfType::BFloat16, true);
+        let backward = ratios.ratio(&norm_backward, &half, HalfType::BFloat16, true);
         assert!(forward.is_some_and(|r| r > 1.5) && backward.is_some_and(|r| r > 1.0 && r < 1.5));
-        assert_eq!(
-            ratios.ratio(code("aten::cudnn_batch_norm"), HalfType::BFloat16, false),
-            Some(1.0)
-        );
-        assert_eq!(
-            ratios.ratio(code("aten::cudnn_batch_norm"), HalfType::Float16, true),
-            None
-        );
+        assert_eq!(ratios.ratio(&norm, &half, HalfType::BFloat16, false), Some(1.0));
+        assert_eq!(ratios.ratio(&norm, &half, HalfType::Float16, true), None);
     }
 
     fn kernel(kind: OpKind, float32: bool, in0: f64, in1: f64) -> TraceKernel {

@@ -324,13 +324,10 @@ pub fn window_deltas(
         // Mixed precision keeps the optimizer's float32 master weights.
         let mut work = item.work;
         let in_half = cast.half && item.scales;
-        let time_ratio = asked.half.filter(|_| in_half).and_then(|half| {
-            if cast.native_depthwise {
-                Some(1.0)
-            } else {
-                sixteen_bit_time_ratios.ratio(item.kernel.op_code, half, has_backward[item.trace])
-            }
-        });
+        let time_ratio = asked
+            .half
+            .filter(|_| in_half)
+            .and_then(|half| sixteen_bit_time_ratios.ratio(&item.kernel, cast, half, has_backward[item.trace]));
         if in_half && time_ratio.is_none() && work.dtype_bytes > 2.0 {
             work = work.in_half();
             coverage[item.trace].halved_ns += item.dur_ns;
