@@ -1021,7 +1021,7 @@ fn tf32_auto_reads_the_recorded_runs_switches_from_its_kernels() {
 /// with no casts, it had been 38% fast; with the LM head priced as
 /// aligned, 17.5% fast.
 #[test]
-fn a_bfloat16_what_if_prices_autocasts_casts() {
+fn a_bfloat16_what_if_prices_a_transformers_float32_stream() {
     let dir = tempfile::tempdir().unwrap();
     let trace = corpus_trace("gpt2_small__bs32__fp32");
     let measured = corpus_step_ms("gpt2_small__bs32__bf16");
@@ -1031,18 +1031,50 @@ fn a_bfloat16_what_if_prices_autocasts_casts() {
         (priced / measured - 1.0).abs() < 0.15,
         "priced {priced:.1} ms, measured {measured:.1} ms"
     );
-    let noted_dir = dir.path().join("noted");
-    let mut noted = args.to_vec();
-    noted.extend_from_slice(&["--out", s(&noted_dir)]);
-    let run = tracecast(&[&["predict"], &noted[..]].concat());
-    let (stdout, stderr) = text(&run);
-    let casts: f64 = format!("{stdout}{stderr}")
-        .split("autocast's casts add ")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|ms| ms.parse().ok())
-        .unwrap_or_else(|| panic!("no casts in the note:\n{stdout}\n{stderr}"));
-    assert!(casts > 1.0, "{casts} ms of casts a step");
+}
+
+/// Autocast's casts, as `predict`'s note gives them, against the cast
+/// kernels the bfloat16 runs recorded (`aten::copy_` under
+/// `aten::_to_copy`, a step's mean over the corpus lake): GPT-2 small at
+/// batch 32, 30.7 ms (its activations, both ways, its LM head's logits to
+/// float32 for the loss, and every cast's backward); ResNet-50 at batch
+/// 64, 0.37 ms (its weights, each cast about a launch's time). Priced by
+/// the op model, which learned isolated operators with their harness's
+/// cost of each call, and without the backward casts or the logits, they
+/// had come to 18.2 ms and 0.94 ms.
+#[test]
+fn a_bfloat16_what_ifs_casts_cost_what_the_runs_casts_took() {
+    let dir = tempfile::tempdir().unwrap();
+    for (config, batch, recorded_ms) in [
+        ("gpt2_small__bs32__fp32", "32", 30.7),
+        ("resnet50__bs64__fp32", "64", 0.37),
+    ] {
+        let out = dir.path().join(config);
+        let trace = corpus_trace(config);
+        let run = tracecast(&[
+            "predict",
+            "--trace",
+            s(&trace),
+            "--trace-batch-size",
+            batch,
+            "--precision",
+            "bf16",
+            "--out",
+            s(&out),
+        ]);
+        let (stdout, stderr) = text(&run);
+        let casts: f64 = format!("{stdout}{stderr}")
+            .split("autocast's casts add ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|ms| ms.parse().ok())
+            .unwrap_or_else(|| panic!("no casts in the note:\n{stdout}\n{stderr}"));
+        let ratio = casts / recorded_ms;
+        assert!(
+            ratio > 0.8 && ratio < 1.25,
+            "{config}: {casts} ms of casts a step, {recorded_ms} recorded"
+        );
+    }
 }
 
 /// A what-if on the recorded GPU keeps its host: DenseNet-121 at batch 16

@@ -14,7 +14,8 @@
 //! A trace names no tensors, only each operator's input sizes, so a
 //! kernel's first input's type is that of the kernel before it when the
 //! sizes agree (a matrix product's output, whose size the trace does not
-//! give, is taken as the next kernel's first input), else that of the last
+//! give, is taken as the next kernel's first input; a two-dimensional
+//! product's follows from its FLOPs and inputs), else that of the last
 //! output of as many elements, else float32 (weights and other parameters).
 //! A second input of the first's size is the other operand of a residual
 //! addition: float32 where a float32 op made tensors of that size in the
@@ -134,6 +135,32 @@ const BINARY_ARITHMETIC_OPS: [&str; 8] = [
     "aten::div_",
 ];
 
+/// One of autocast's cast kernels: its launch, at least (the median of the
+/// casts of up to 10k elements in `bench/corpus`'s bfloat16 runs on an
+/// H100, 1.6 µs, over 7k kernels) ...
+const CAST_LAUNCH_US: f64 = 1.6;
+/// ... and its bytes streamed at this share of the GPU's peak bandwidth
+/// (the median of the casts of over 10M elements there: 2.87 TB/s of
+/// 3.35, over 1.8k kernels).
+const CAST_STREAM_SHARE: f64 = 0.86;
+
+/// The GPU time, µs, of autocast's casts of `elements` in `tensors`
+/// tensors (float32 to 16 bits or back: 6 bytes an element) on a GPU of
+/// `bandwidth` bytes/s. Not the op model's price: it learned isolated
+/// operators whose times include their harness's cost of each call, and
+/// priced a cast of 16k elements at 13 µs where the corpus's took 2.
+pub(crate) fn cast_us(elements: f64, tensors: u32, bandwidth: f64) -> f64 {
+    f64::from(tensors) * CAST_LAUNCH_US + 6.0 * elements / (CAST_STREAM_SHARE * bandwidth) * 1e6
+}
+
+/// Two-dimensional matrix products, by the names a trace records, whose
+/// inputs are their two factors: `mm(a [M, K], b [K, N])` and
+/// `linear(x [.., K], w [N, K])`, so that their output, M x N elements, is
+/// (FLOPs / 2)^2 / (a x b). GPT-2's LM head (an `aten::mm`) writes 823M
+/// bfloat16 logits at batch 16 that the loss casts to float32 a few small
+/// kernels later (the labels' shift).
+const TWO_FACTOR_PRODUCT_OPS: [&str; 2] = ["aten::mm", "aten::linear"];
+
 /// PyTorch's own depthwise convolution kernels, by the operators a trace
 /// names (the backward one before PyTorch 1.11). Newer PyTorch launches
 /// the backward from `aten::convolution_backward`, as it does cuDNN's.
@@ -227,6 +254,8 @@ pub(crate) struct TraceKernel {
     /// For a grouped convolution, the input channels of each group (1:
     /// depthwise); NaN otherwise (the feature table's `conv_group_width`).
     pub group_width: f64,
+    /// Its share of its operator's FLOPs (NaN where unknown).
+    pub flops: f64,
 }
 
 impl TraceKernel {
@@ -264,6 +293,7 @@ type Last = (Option<f64>, Dtype);
 pub(crate) fn autocast_step(kernels: &[TraceKernel]) -> Vec<Autocast> {
     let mut state = StreamTypes {
         native_depthwise_codes: op_codes(&NATIVE_DEPTHWISE_OPS),
+        two_factor_product_codes: op_codes(&TWO_FACTOR_PRODUCT_OPS),
         ..StreamTypes::default()
     };
     let mut decisions = Vec::with_capacity(kernels.len());
@@ -272,9 +302,10 @@ pub(crate) fn autocast_step(kernels: &[TraceKernel]) -> Vec<Autocast> {
     }) {
         let matrix = operator.iter().find(|k| matches!(k.kind, OpKind::Gemm | OpKind::Conv));
         let deciding = matrix.unwrap_or(&operator[0]);
+        let flops = operator.iter().map(|k| k.flops).sum();
         let decision = Autocast {
             native_depthwise: state.runs_native_depthwise(deciding),
-            ..state.decide(deciding)
+            ..state.decide(deciding, flops)
         };
         decisions.push(decision);
         decisions.extend(std::iter::repeat_n(
@@ -301,6 +332,8 @@ struct StreamTypes {
     /// forward kernels read in the step.
     native_depthwise_codes: Vec<i32>,
     native_depthwise_inputs: HashSet<u64>,
+    /// `TWO_FACTOR_PRODUCT_OPS`'s codes.
+    two_factor_product_codes: Vec<i32>,
 }
 
 impl StreamTypes {
@@ -346,7 +379,16 @@ impl StreamTypes {
             && self.native_depthwise_inputs.contains(&k.in1.to_bits())
     }
 
-    fn decide(&mut self, k: &TraceKernel) -> Autocast {
+    /// The elements a matrix product writes, where its kind and shapes
+    /// tell (`TWO_FACTOR_PRODUCT_OPS`); `flops` are the operator's.
+    fn product_output(&self, k: &TraceKernel, flops: f64) -> Option<f64> {
+        let output = (flops / 2.0).powi(2) / (k.in0 * k.in1);
+        (self.two_factor_product_codes.contains(&k.op_code) && output.is_finite() && output >= 1.0)
+            .then(|| output.round())
+    }
+
+    /// `k` decides for its operator, of `flops` FLOPs.
+    fn decide(&mut self, k: &TraceKernel, flops: f64) -> Autocast {
         let matrix = !k.float32 && matches!(k.kind, OpKind::Gemm | OpKind::Conv);
         let inputs = self.inputs(k, matrix);
         let elements_of = |inputs: &[(f64, Option<Dtype>)], dtype: Dtype| {
@@ -357,7 +399,11 @@ impl StreamTypes {
         };
         if matrix {
             let arriving = if k.backward { &inputs[..1] } else { &inputs[..] };
-            self.last = Some((None, Dtype::Half));
+            let output = self.product_output(k, flops);
+            if let Some(n) = output {
+                self.produced.insert(n.to_bits(), Dtype::Half);
+            }
+            self.last = Some((output, Dtype::Half));
             return Autocast {
                 half: true,
                 cast_elements: elements_of(arriving, Dtype::Float32),
@@ -468,6 +514,17 @@ mod tests {
         assert_eq!(ratios.ratio(&norm, &half, HalfType::Float16, true), None);
     }
 
+    /// A weight's cast costs its launch; an activation's streams its bytes.
+    #[test]
+    fn a_cast_is_a_launch_and_a_stream_of_its_bytes() {
+        let h100 = 3.35e12;
+        assert!((cast_us(16_384.0, 1, h100) - 1.63).abs() < 0.01);
+        // GPT-2 small's activations at batch 16: 12.6M elements, 29 µs.
+        let activations = cast_us(16.0 * 1024.0 * 768.0, 1, h100);
+        assert!(activations > 27.0 && activations < 30.0, "{activations}");
+        assert_eq!(cast_us(0.0, 2, h100), 2.0 * CAST_LAUNCH_US);
+    }
+
     fn kernel(kind: OpKind, float32: bool, in0: f64, in1: f64) -> TraceKernel {
         TraceKernel {
             op_code: kind as i32,
@@ -477,6 +534,7 @@ mod tests {
             in0,
             in1,
             group_width: f64::NAN,
+            flops: f64::NAN,
         }
     }
 
@@ -572,6 +630,30 @@ mod tests {
         let got = autocast_step(&[bias_copy, product]);
         assert!(got[0].half && got[1].half, "{got:?}");
         assert_eq!(got[0].cast_elements + got[1].cast_elements, 4e3 + 1e6);
+    }
+
+    /// GPT-2's LM head writes 16-bit logits; the labels are shifted by
+    /// small float32 kernels; then the loss's log-softmax (float32) reads
+    /// the logits, which autocast casts up.
+    #[test]
+    fn a_products_output_is_known_from_its_flops_and_cast_where_read() {
+        let (tokens, width, vocabulary) = (16_384.0, 768.0, 50_257.0);
+        let head = TraceKernel {
+            op_code: stable_code("aten::mm"),
+            flops: 2.0 * tokens * width * vocabulary,
+            ..kernel(OpKind::Gemm, false, tokens * width, width * vocabulary)
+        };
+        let labels = kernel(OpKind::Copy, false, tokens, tokens);
+        let loss = kernel(OpKind::Softmax, true, tokens * vocabulary, f64::NAN);
+        let got = autocast_step(&[head, labels, loss]);
+        assert_eq!(got[2].cast_elements, tokens * vocabulary);
+        // A batched product's output is not known: the next kernel reads it.
+        let batched = TraceKernel {
+            op_code: stable_code("aten::bmm"),
+            ..head
+        };
+        let got = autocast_step(&[batched, labels, loss]);
+        assert_eq!(got[2].cast_elements, 0.0);
     }
 
     #[test]

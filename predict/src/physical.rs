@@ -16,7 +16,7 @@ use tracecast_schemas::hardware::Catalog;
 use tracecast_train::{Dataset, FeatureTable, column_f64};
 
 use crate::PredictError;
-use crate::autocast_trace::{Autocast, Float32Ops, SixteenBitTimeRatios, TraceKernel, autocast_step};
+use crate::autocast_trace::{Autocast, Float32Ops, SixteenBitTimeRatios, TraceKernel, autocast_step, cast_us};
 use crate::tf32::Tf32;
 
 /// What a what-if asks for: a GPU (None: each trace's recorded one) and
@@ -285,6 +285,7 @@ pub fn window_deltas(
                             in0: size(&c.in0),
                             in1: size(&c.in1),
                             group_width: size(&c.group_width),
+                            flops: c.flops[i],
                         },
                     });
                 }
@@ -306,9 +307,9 @@ pub fn window_deltas(
         has_backward[item.trace] |= item.kernel.backward;
     }
     // Per item: the work on the recorded GPU as recorded, the same work on
-    // the target as asked, the priced (batch-scaled) work on the target,
-    // and autocast's casts before it on the target, batch-scaled; where the
-    // batch changes, the work at saturation ([`SATURATING_SCALE`]).
+    // the target as asked, the priced (batch-scaled) work on the target;
+    // where the batch changes, the work at saturation ([`SATURATING_SCALE`]).
+    // Autocast's casts before it, batch-scaled, are priced apart ([`cast_us`]).
     let mut pairs = Vec::with_capacity(items.len() * 3);
     let mut casts = Vec::new();
     let mut saturating = Vec::new();
@@ -339,14 +340,21 @@ pub fn window_deltas(
         pairs.push((work, tgt));
         pairs.push((priced, tgt));
         if cast.cast_elements > 0.0 {
-            casts.push((item, scaled(OpWork::cast(cast.cast_elements)), tgt));
+            // A forward cast of a training step has its backward, which
+            // casts the gradient back (`ToCopyBackward0`; CAST_HOST_OPS).
+            let passes = if !item.kernel.backward && has_backward[item.trace] {
+                2.0
+            } else {
+                1.0
+            };
+            let us = cast_us(cast.cast_elements * batch, cast.cast_tensors, tgt.bandwidth);
+            casts.push((item, passes * us));
         }
         if batch != 1.0 {
             saturating.push((priced_works.len(), work.scaled(SATURATING_SCALE), tgt));
         }
         priced_works.push((work, priced, time_ratio));
     }
-    pairs.extend(casts.iter().map(|(_, w, g)| (*w, *g)));
     pairs.extend(saturating.iter().map(|(_, w, g)| (*w, *g)));
     let times = op_model
         .predict_us(&pairs, Timing::Workload)
@@ -354,7 +362,7 @@ pub fn window_deltas(
     // Per item, its work's time at the utilisation the op model gives the
     // largest instances of it.
     let mut saturated_us = vec![0.0; items.len()];
-    let saturated_times = &times[3 * items.len() + casts.len()..];
+    let saturated_times = &times[3 * items.len()..];
     for ((k, _, _), us) in saturating.iter().zip(saturated_times) {
         saturated_us[*k] = us / SATURATING_SCALE;
     }
@@ -373,14 +381,13 @@ pub fn window_deltas(
             best_share(tgt.roofline_us(work).max(saturated_us[k]), unscaled_us),
         );
         let mut priced_ns = item.dur_ns * gpu_ratio * batch_ratio * time_ratio.unwrap_or(1.0);
-        // cuDNN picks another algorithm for a 16-bit convolution: a
-        // float32 one recorded far slower than the op model prices its
-        // work (ConvNeXt's depthwise convolutions, 21x slower than in
-        // bfloat16: bench/README.md, "Measured corpus") says nothing of
-        // it. Matrix products
-        // keep their recorded efficiency (cuBLAS's are consistent), and so
-        // does PyTorch's own depthwise kernel, the same in 16 bits.
-        if autocast[k].half && work.kind == OpKind::Conv && !autocast[k].native_depthwise {
+        // A 16-bit convolution or product runs another kernel (cuDNN's
+        // other algorithm, cuBLAS's tensor-core one): a float32 one
+        // recorded slower than the op model prices its work (ConvNeXt's
+        // depthwise convolutions, 21x slower than in bfloat16; ViT-B/16's
+        // float32 products) says nothing of it. PyTorch's own depthwise
+        // kernel, the same in 16 bits, keeps its recorded efficiency.
+        if autocast[k].half && matches!(work.kind, OpKind::Conv | OpKind::Gemm) && !autocast[k].native_depthwise {
             priced_ns = priced_ns.min(scaled * 1e3);
         }
         let floor_ns = roofline_floor_ns(tgt.roofline_us(priced), item.dur_ns, rec.roofline_us(&item.as_recorded));
@@ -388,9 +395,9 @@ pub fn window_deltas(
         deltas[item.window] += priced_ns - item.dur_ns;
     }
     // Autocast's casts: kernels the recorded run did not have, and the
-    // operators that launch them. A backward-pass cast is the backward of
-    // a forward one, whose operators count it.
-    for ((item, _, _), us) in casts.iter().zip(&times[3 * items.len()..]) {
+    // operators that launch them. A forward cast's backward is counted
+    // with it, on the GPU and on the host.
+    for (item, us) in &casts {
         deltas[item.window] += us * 1e3;
         coverage[item.trace].cast_ns += us * 1e3;
     }
