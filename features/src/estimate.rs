@@ -437,16 +437,21 @@ mod tests {
         );
     }
 
-    fn alignment(name: &str, shapes: &[&[i64]]) -> Option<i32> {
+    /// `read` of an operator with float32 inputs of these shapes.
+    fn of_float32(read: fn(&str, &Inputs<'_>) -> Option<i32>, name: &str, shapes: &[&[i64]]) -> Option<i32> {
         let shapes: Vec<Option<&[i64]>> = shapes.iter().map(|s| Some(*s)).collect();
         let types = vec![Some("float"); shapes.len()];
-        product_alignment(
+        read(
             name,
             &Inputs {
                 shapes: &shapes,
                 types: &types,
             },
         )
+    }
+
+    fn alignment(name: &str, shapes: &[&[i64]]) -> Option<i32> {
+        of_float32(product_alignment, name, shapes)
     }
 
     #[test]
@@ -484,15 +489,7 @@ mod tests {
     }
 
     fn group_width(name: &str, shapes: &[&[i64]]) -> Option<i32> {
-        let shapes: Vec<Option<&[i64]>> = shapes.iter().map(|s| Some(*s)).collect();
-        let types = vec![Some("float"); shapes.len()];
-        conv_group_width(
-            name,
-            &Inputs {
-                shapes: &shapes,
-                types: &types,
-            },
-        )
+        of_float32(conv_group_width, name, shapes)
     }
 
     #[test]

@@ -167,7 +167,8 @@ const TWO_FACTOR_PRODUCT_OPS: [&str; 2] = ["aten::mm", "aten::linear"];
 const NATIVE_DEPTHWISE_OPS: [&str; 2] = ["aten::_conv_depthwise2d", "aten::_conv_depthwise2d_backward"];
 
 /// The `op_code`s of the operators whose 16-bit kernels a what-if prices
-/// from their float32 time ([`SIXTEEN_BIT_TIME_RATIOS`]).
+/// from their float32 time ([`SIXTEEN_BIT_TIME_RATIOS`]), and of those it
+/// so prices where they broadcast ([`BINARY_ARITHMETIC_OPS`]).
 pub(crate) struct SixteenBitTimeRatios {
     entries: Vec<(i32, Option<HalfType>, f64)>,
     binary_arithmetic: Vec<i32>,
@@ -519,7 +520,7 @@ mod tests {
     fn a_cast_is_a_launch_and_a_stream_of_its_bytes() {
         let h100 = 3.35e12;
         assert!((cast_us(16_384.0, 1, h100) - 1.63).abs() < 0.01);
-        // GPT-2 small's activations at batch 16: 12.6M elements, 29 µs.
+        // GPT-2 small's activations at batch 16: 12.6M elements, 28 µs.
         let activations = cast_us(16.0 * 1024.0 * 768.0, 1, h100);
         assert!(activations > 27.0 && activations < 30.0, "{activations}");
         assert_eq!(cast_us(0.0, 2, h100), 2.0 * CAST_LAUNCH_US);
