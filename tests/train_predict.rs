@@ -1250,6 +1250,18 @@ fn bfloat16_batch_norm_is_slower_and_depthwise_convolutions_gain_nothing() {
         0.9,
         1.1,
     );
+    // The note says how much of the kernel time those ratios priced.
+    let noted = dir.path().join("noted");
+    let run = tracecast(&[&["predict"], &args[..], &["--out", s(&noted)]].concat());
+    let (stdout, stderr) = text(&run);
+    let note = format!("{stdout}{stderr}");
+    let share: f64 = note
+        .split("% at their float32 time times")
+        .next()
+        .and_then(|before| before.rsplit(' ').next())
+        .and_then(|pct| pct.parse().ok())
+        .unwrap_or_else(|| panic!("no measured-ratio share in the note:\n{note}"));
+    assert!(share > 30.0 && share < 90.0, "{share}% at measured ratios");
 }
 
 /// `--precision bf16` asks for the recorded float32 run in mixed precision:

@@ -799,10 +799,11 @@ fn coverage_notes(data: &Dataset, coverage: &[Coverage]) -> Vec<String> {
                     asked.describe()
                 )
             });
-            let half = if c.halved_ns > 0.0 {
+            let half = if c.halved_ns + c.measured_ratio_ns > 0.0 {
                 format!(
-                    "; {:.0}% of it, float32 kernels, priced in 16 bits as autocast runs them (--precision: softmax, norms, losses and kernels with a float32 input stay float32, mixed precision keeps the optimizer's), and autocast's casts add {:.2} ms a step",
+                    "; {:.0}% of it, float32 kernels, priced in 16 bits as autocast runs them (--precision: softmax, norms, losses and kernels with a float32 input stay float32, mixed precision keeps the optimizer's), {:.0}% at their float32 time times the 16-bit ratio measured for their kind (PyTorch's own depthwise convolutions, pooling and broadcasting arithmetic, bfloat16's batch norm), and autocast's casts add {:.2} ms a step",
                     pct(c.halved_ns),
+                    pct(c.measured_ratio_ns),
                     c.cast_ns / 1e6 / steps.max(1) as f64
                 )
             } else {

@@ -47,6 +47,9 @@ pub struct Coverage {
     pub tf32: Option<(Tf32, Tf32)>,
     /// Of the moved time, float32 kernels priced in 16 bits.
     pub halved_ns: f64,
+    /// Of the moved time, float32 kernels priced in 16 bits at their
+    /// float32 time times a ratio measured for them (`SixteenBitTimeRatios`).
+    pub measured_ratio_ns: f64,
     /// Autocast's casts added to a 16-bit what-if, as priced.
     pub cast_ns: f64,
     /// The CPU operators those casts add on the host ([`CAST_HOST_OPS`]).
@@ -332,6 +335,8 @@ pub fn window_deltas(
         if in_half && time_ratio.is_none() && work.dtype_bytes > 2.0 {
             work = work.in_half();
             coverage[item.trace].halved_ns += item.dur_ns;
+        } else if time_ratio.is_some() {
+            coverage[item.trace].measured_ratio_ns += item.dur_ns;
         }
         let batch = if item.scales { batch_scale[item.trace] } else { 1.0 };
         let scaled = |w: OpWork| if batch != 1.0 { w.scaled(batch) } else { w };
