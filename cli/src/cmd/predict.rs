@@ -58,7 +58,10 @@ use crate::progress::Ui;
 ///                     work on 16-bit tensor cores on inputs cast from
 ///                     float32 (the casts priced), softmax, norms and
 ///                     losses in float32, other kernels in their inputs'
-///                     type; the optimizer step and collectives as recorded
+///                     type, those that gain nothing from 16 bits
+///                     (depthwise convolutions, pooling, broadcasts) at
+///                     measured ratios; the optimizer step and collectives
+///                     as recorded
 ///   --gpus 1,2,4,8    data-parallel GPU counts: one-GPU time (the steps
 ///                     less their own collectives) plus the ring all-reduce
 ///                     of the gradients (--gradient-bytes, else the bytes
@@ -144,7 +147,13 @@ pub struct PredictArgs {
     /// bits); the optimizer step stays float32. A product with a dimension
     /// that is not a multiple of 8 (an LM head over GPT-2's 50257 words;
     /// the feature table's `product_alignment`) gains less, as cuBLAS runs
-    /// it. The two price alike; on GPUs without bfloat16 tensor cores, V100
+    /// it. Kernels that gain little or nothing from 16-bit bytes keep their
+    /// float32 time times a ratio measured on bench/corpus: PyTorch's own
+    /// depthwise convolutions (both passes), pooling, broadcasting
+    /// arithmetic, and bfloat16's batch norm (slower than cuDNN's float32
+    /// one in training); the note says how much kernel time that covers.
+    /// The two price alike but for batch norm (fp16 keeps cuDNN's, which
+    /// halves its bytes); on GPUs without bfloat16 tensor cores, V100
     /// and T4, PyTorch emulates bfloat16, and a note says so. Scored by
     /// bench/whatif_corpus.py and bench/half_h100.sh.
     #[arg(long, value_parser = ["recorded", "bf16", "fp16"], default_value = "recorded")]
