@@ -400,11 +400,13 @@ impl StreamTypes {
         };
         if matrix {
             let arriving = if k.backward { &inputs[..1] } else { &inputs[..] };
-            let output = self.product_output(k, flops);
-            if let Some(n) = output {
+            // The next kernel reads the output, whatever its size (a
+            // chunk of it: the queries of a fused projection); a later one
+            // finds it by its size where that is known.
+            if let Some(n) = self.product_output(k, flops) {
                 self.produced.insert(n.to_bits(), Dtype::Half);
             }
-            self.last = Some((output, Dtype::Half));
+            self.last = Some((None, Dtype::Half));
             return Autocast {
                 half: true,
                 cast_elements: elements_of(arriving, Dtype::Float32),

@@ -386,13 +386,15 @@ pub fn window_deltas(
             best_share(tgt.roofline_us(work).max(saturated_us[k]), unscaled_us),
         );
         let mut priced_ns = item.dur_ns * gpu_ratio * batch_ratio * time_ratio.unwrap_or(1.0);
-        // A 16-bit convolution or product runs another kernel (cuDNN's
-        // other algorithm, cuBLAS's tensor-core one): a float32 one
-        // recorded slower than the op model prices its work (ConvNeXt's
-        // depthwise convolutions, 21x slower than in bfloat16; ViT-B/16's
-        // float32 products) says nothing of it. PyTorch's own depthwise
-        // kernel, the same in 16 bits, keeps its recorded efficiency.
-        if autocast[k].half && matches!(work.kind, OpKind::Conv | OpKind::Gemm) && !autocast[k].native_depthwise {
+        // cuDNN picks another algorithm for a 16-bit convolution: a
+        // float32 one recorded far slower than the op model prices its
+        // work (ConvNeXt's depthwise convolutions, 21x slower than in
+        // bfloat16: bench/README.md, "Measured corpus") says nothing of
+        // it. PyTorch's own depthwise kernel, the same in 16 bits, keeps
+        // its recorded efficiency, and so do matrix products: held to the
+        // op model's price too, GPT-2's came out 0.76-0.86x of their
+        // bfloat16 time (bench/README.md, "Kernels whose 16-bit time").
+        if autocast[k].half && work.kind == OpKind::Conv && !autocast[k].native_depthwise {
             priced_ns = priced_ns.min(scaled * 1e3);
         }
         let floor_ns = roofline_floor_ns(tgt.roofline_us(priced), item.dur_ns, rec.roofline_us(&item.as_recorded));
