@@ -657,6 +657,16 @@ mod tests {
         };
         let got = autocast_step(&[batched, labels, loss]);
         assert_eq!(got[2].cast_elements, 0.0);
+        // The kernel right after a product reads its output whatever the
+        // size: the queries, a third of a fused projection's output.
+        let projection = TraceKernel {
+            op_code: stable_code("aten::mm"),
+            flops: 2.0 * tokens * width * 3.0 * width,
+            ..kernel(OpKind::Gemm, false, tokens * width, width * 3.0 * width)
+        };
+        let queries = kernel(OpKind::Elementwise, false, tokens * width, f64::NAN);
+        let got = autocast_step(&[projection, queries]);
+        assert!(got[1].half && got[1].cast_elements == 0.0, "{got:?}");
     }
 
     #[test]
