@@ -197,8 +197,9 @@ impl SixteenBitTimeRatios {
             .iter()
             .find(|(code, only, _)| *code == kernel.op_code && only.is_none_or(|h| h == half))
             .map(|&(_, _, ratio)| if training { ratio } else { ratio.min(1.0) });
-        let broadcast = self.binary_arithmetic.contains(&kernel.op_code) && kernel.broadcasts();
-        named.or_else(|| broadcast.then_some(BROADCAST_TIME_RATIO))
+        named.or_else(|| {
+            (self.binary_arithmetic.contains(&kernel.op_code) && kernel.broadcasts()).then_some(BROADCAST_TIME_RATIO)
+        })
     }
 }
 
