@@ -1,7 +1,7 @@
 //! Predicting ETS's label for every file of a directory, and what the
-//! training files teach for it (`EtsCalibration`): kernel-library factors
-//! per operator, and the host's pace, which a queue of host calls and
-//! kernels turns into the label.
+//! training files teach for it (`EtsCalibration`): how each operator's
+//! kernels sit against the op model, and the host's pace, which a queue of
+//! host calls and kernels turns into the label.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -12,8 +12,10 @@ use crate::collect::GpuTable;
 use crate::ets::{EtsRow, KernelsOf, read_ets_dir};
 use crate::ets_codes;
 use crate::features::Timing;
+use crate::gpu::GpuSpec;
 use crate::model::OpModel;
 use crate::scored::{Evaluation, Scored, create, write_err};
+use crate::work::OpKind;
 
 /// How ETS's kernels were timed: its benchmark runs every model's batch
 /// sizes, input sizes and types back to back, seven iterations each, so
@@ -23,9 +25,9 @@ use crate::scored::{Evaluation, Scored, create, write_err};
 /// from 15.5% to 15.7%.
 const ETS_TIMING: Timing = Timing::Sweep;
 
-/// What the training set's ETS files teach beyond the op model: how far the
-/// kernels of each operator and phase sit from the op model (time-weighted,
-/// so the large rows that make up a label count most), and how long the
+/// What the training set's ETS files teach beyond the op model: how the
+/// kernels of each operator and phase sit against the op model
+/// (`KernelFit`), and how long the
 /// host takes from one operator to the next (under the profiler's NVTX
 /// ranges, about 0.2 ms each, whatever the model, batch or GPU). The GPU
 /// runs each row's kernels once the host has issued them and the kernels
@@ -43,8 +45,77 @@ pub struct EtsCalibration {
     /// By (GPU, op, phase, element size), and by (op, phase, element size)
     /// over all GPUs. Keyed by the GPU the folder resolves to, not by the
     /// folder's name: `2080TiCPUALL` and `RTX2080Ti_CPUALL` are one GPU.
-    pub kernel_ratio: BTreeMap<(String, KernelsOf), f64>,
-    pub pooled_kernel_ratio: BTreeMap<KernelsOf, f64>,
+    pub kernel_fit: BTreeMap<(String, KernelsOf), KernelFit>,
+    pub pooled_kernel_fit: BTreeMap<KernelsOf, KernelFit>,
+}
+
+/// Measured kernel time against the op model's price for one key:
+/// `slope * priced + intercept`, never below zero. Matrix work (a
+/// library's algorithms) takes a ratio alone. Streaming work takes a line:
+/// the op model learned NeuSight's isolated timings, which hold 25-31 µs
+/// of launch and synchronisation around even the smallest operator, while
+/// ETS times kernels alone, so a ratio fitted on small kernels prices large
+/// ones far too fast (ETS's ReLUs on the 2080 Ti: priced 35 µs for 3 µs
+/// measured at batch 2, 189 µs for 178 at batch 64).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct KernelFit {
+    pub slope: f64,
+    pub intercept: f64,
+}
+
+impl KernelFit {
+    pub fn ratio(ratio: f64) -> KernelFit {
+        KernelFit {
+            slope: ratio,
+            intercept: 0.0,
+        }
+    }
+
+    fn apply(self, priced_us: f64) -> f64 {
+        (self.slope * priced_us + self.intercept).max(0.0)
+    }
+}
+
+/// Least-squares sums of (priced, measured) pairs.
+#[derive(Clone, Copy, Debug, Default)]
+struct FitSums {
+    n: f64,
+    x: f64,
+    y: f64,
+    xx: f64,
+    xy: f64,
+}
+
+impl FitSums {
+    fn add(&mut self, priced: f64, measured: f64) {
+        self.n += 1.0;
+        self.x += priced;
+        self.y += measured;
+        self.xx += priced * priced;
+        self.xy += priced * measured;
+    }
+
+    /// The line through the pairs for streaming work with three pairs or
+    /// more and a rising slope; otherwise measured over priced, from sums
+    /// (time-weighted: the large kernels that make up a label count most).
+    fn fit(&self, kind: OpKind) -> Option<KernelFit> {
+        if self.x <= 0.0 {
+            return None;
+        }
+        let ratio = KernelFit::ratio(self.y / self.x);
+        let spread = self.xx - self.x * self.x / self.n;
+        if !kind.streams_memory() || self.n < 3.0 || spread <= 0.0 {
+            return Some(ratio);
+        }
+        let slope = (self.xy - self.x * self.y / self.n) / spread;
+        if slope <= 0.0 {
+            return Some(ratio);
+        }
+        Some(KernelFit {
+            slope,
+            intercept: (self.y - slope * self.x) / self.n,
+        })
+    }
 }
 
 /// The calibration the ETS files under `train` teach, their GPU folders
@@ -57,8 +128,8 @@ pub fn calibrate(
 ) -> Result<EtsCalibration, OpModelError> {
     let mut hosts: BTreeMap<(i64, i64), Vec<f64>> = BTreeMap::new();
     let mut phase_hosts: BTreeMap<i64, Vec<f64>> = BTreeMap::new();
-    let mut kernels: BTreeMap<KernelsOf, (f64, f64)> = BTreeMap::new();
-    let mut gpu_kernels: BTreeMap<(String, KernelsOf), (f64, f64)> = BTreeMap::new();
+    let mut kernels: BTreeMap<KernelsOf, FitSums> = BTreeMap::new();
+    let mut gpu_kernels: BTreeMap<(String, KernelsOf), FitSums> = BTreeMap::new();
     for file in read_ets_dir(train)? {
         if holdout.iter().any(|g| g == &file.gpu_folder || *g == file.batch_key()) {
             continue;
@@ -66,8 +137,7 @@ pub fn calibrate(
         let Some(spec) = gpus.spec(&file.gpu_folder) else {
             continue;
         };
-        let pairs: Vec<_> = file.rows.iter().map(|r| (r.work, spec)).collect();
-        let predicted = model.predict_us(&pairs, ETS_TIMING)?;
+        let predicted = priced_us(model, &file.rows, spec)?;
         for (r, p) in file.rows.iter().zip(predicted) {
             if let Some(host) = r.host_us {
                 hosts.entry((r.op, r.dir)).or_default().push(host);
@@ -84,8 +154,7 @@ pub fn calibrate(
                     kernels.entry(key).or_default(),
                     gpu_kernels.entry((spec.name.clone(), key)).or_default(),
                 ] {
-                    k.0 += kernel;
-                    k.1 += p;
+                    k.add(p, kernel);
                 }
             }
         }
@@ -93,9 +162,15 @@ pub fn calibrate(
     Ok(EtsCalibration {
         host_us: medians(hosts),
         phase_host_us: medians(phase_hosts),
-        kernel_ratio: ratios(gpu_kernels),
-        pooled_kernel_ratio: ratios(kernels),
+        kernel_fit: fits(gpu_kernels, |(_, k)| k.kind),
+        pooled_kernel_fit: fits(kernels, |k| k.kind),
     })
+}
+
+/// Each row's time as the op model prices it on `spec`, timed as ETS times.
+fn priced_us(model: &OpModel, rows: &[EtsRow], spec: &GpuSpec) -> Result<Vec<f64>, OpModelError> {
+    let pairs: Vec<_> = rows.iter().map(|r| (r.work, spec)).collect();
+    model.predict_us(&pairs, ETS_TIMING)
 }
 
 /// The median of each key's values.
@@ -106,11 +181,10 @@ fn medians<K: Ord>(values: BTreeMap<K, Vec<f64>>) -> BTreeMap<K, f64> {
         .collect()
 }
 
-/// Measured over predicted time, from their sums.
-fn ratios<K: Ord>(sums: BTreeMap<K, (f64, f64)>) -> BTreeMap<K, f64> {
+/// Each key's fit, where its pairs give one.
+fn fits<K: Ord>(sums: BTreeMap<K, FitSums>, kind: impl Fn(&K) -> OpKind) -> BTreeMap<K, KernelFit> {
     sums.into_iter()
-        .filter(|(_, (_, p))| *p > 0.0)
-        .map(|(k, (m, p))| (k, m / p))
+        .filter_map(|(k, s)| s.fit(kind(&k)).map(|f| (k, f)))
         .collect()
 }
 
@@ -123,20 +197,21 @@ fn median(mut v: Vec<f64>) -> Option<f64> {
 }
 
 impl EtsCalibration {
-    /// How far the op model sat from the measured kernels of `kernels` on
-    /// `gpu`: that GPU's, else all GPUs', for the operator, else for its
-    /// kind (`KernelsOf::any_op`); 1 where no training row says.
-    fn kernel_ratio_of(&self, gpu: &str, kernels: KernelsOf) -> f64 {
+    /// How the measured kernels of `kernels` on `gpu` sat against the op
+    /// model: that GPU's fit, else all GPUs', for the operator, else for
+    /// its kind (`KernelsOf::any_op`); the model's price where no training
+    /// row says.
+    fn kernel_fit_of(&self, gpu: &str, kernels: KernelsOf) -> KernelFit {
         [Some(kernels), kernels.any_op()]
             .into_iter()
             .flatten()
             .find_map(|key| {
-                self.kernel_ratio
+                self.kernel_fit
                     .get(&(gpu.to_string(), key))
-                    .or_else(|| self.pooled_kernel_ratio.get(&key))
+                    .or_else(|| self.pooled_kernel_fit.get(&key))
             })
             .copied()
-            .unwrap_or(1.0)
+            .unwrap_or(KernelFit::ratio(1.0))
     }
 
     /// The host's time after a row: its operator's, else its phase's.
@@ -156,7 +231,7 @@ impl EtsCalibration {
     /// start of the backward pass. The label runs from the first kernel's
     /// start to where the optimizer's first could start.
     fn file_us(&self, gpu: &str, rows: &[EtsRow], model_us: &[f64]) -> f64 {
-        let kernel_us = |(row, us): (&EtsRow, &f64)| us * self.kernel_ratio_of(gpu, row.kernels_of());
+        let kernel_us = |(row, us): (&EtsRow, &f64)| self.kernel_fit_of(gpu, row.kernels_of()).apply(*us);
         // An unrecorded backward product runs as its forward one does: the
         // recorded backward rows of its operator are the classifier's, a
         // product of another size.
@@ -165,13 +240,14 @@ impl EtsCalibration {
             .zip(model_us)
             .filter(|(r, _)| r.unrecorded)
             .map(|(r, us)| {
-                us * self.kernel_ratio_of(
+                self.kernel_fit_of(
                     gpu,
                     KernelsOf {
                         dir: 1,
                         ..r.kernels_of()
                     },
                 )
+                .apply(*us)
             })
             .sum();
         let (mut host, mut gpu) = (0.0f64, 0.0f64);
@@ -222,8 +298,7 @@ pub fn predict_dir(
             writeln!(w, "{},{},{},{},", file.gpu_folder, file.file, file.batch, file.h).map_err(write_err(&path))?;
             continue;
         };
-        let pairs: Vec<_> = file.rows.iter().map(|r| (r.work, spec)).collect();
-        let predicted = model.predict_us(&pairs, ETS_TIMING)?;
+        let predicted = priced_us(model, &file.rows, spec)?;
         ev.ops_predicted += predicted.len();
         let ms = calibration.file_us(&spec.name, &file.rows, &predicted) / 1e3;
         writeln!(w, "{},{},{},{},{ms:.6}", file.gpu_folder, file.file, file.batch, file.h).map_err(write_err(&path))?;
@@ -245,7 +320,7 @@ pub fn predict_dir(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::work::{EwFunc, OpKind, OpWork};
+    use crate::work::{EwFunc, OpWork};
 
     fn row(op: i64, dir: i64) -> EtsRow {
         EtsRow {
@@ -275,8 +350,10 @@ mod tests {
         let calibration = EtsCalibration {
             host_us: [((152, 1), 200.0), ((181, 1), 50.0)].into_iter().collect(),
             phase_host_us: [(2, 100.0)].into_iter().collect(),
-            kernel_ratio: [(("NVIDIA T4".to_string(), relu_forward), 0.5)].into_iter().collect(),
-            pooled_kernel_ratio: [(relu_forward, 2.0)].into_iter().collect(),
+            kernel_fit: [(("NVIDIA T4".to_string(), relu_forward), KernelFit::ratio(0.5))]
+                .into_iter()
+                .collect(),
+            pooled_kernel_fit: [(relu_forward, KernelFit::ratio(2.0))].into_iter().collect(),
         };
         let relus = vec![row(152, 1); 10];
         // 10 µs kernels (5 µs at this GPU's ratio) issued every 200 µs:
@@ -298,6 +375,37 @@ mod tests {
         // +50: backward issued at 650, after the unrecorded 3000 µs
         // (650..3650), runs 3650..3750; the optimizer's issue at 750.
         assert_eq!(calibration.file_us("NVIDIA T4", &rows, &us), 3750.0);
+    }
+
+    /// Streaming kernels take a line through (priced, measured): the op
+    /// model's price holds a launch and synchronisation that ETS's kernel
+    /// times lack, so a ratio fitted on small kernels prices large ones far
+    /// too fast. Matrix work takes the ratio; so does a key with fewer than
+    /// three pairs or a falling line. A fit never prices below zero.
+    #[test]
+    fn streaming_kernels_take_a_line_and_matrix_work_a_ratio() {
+        // ETS's ReLUs on the 2080 Ti at batch 2 and 16, µs.
+        let mut sums = FitSums::default();
+        for (priced, measured) in [(35.0, 3.0), (40.0, 12.0), (80.0, 63.0), (126.0, 90.0)] {
+            sums.add(priced, measured);
+        }
+        // At batch 64: priced 256 µs, measured 245.
+        let line = sums.fit(OpKind::Elementwise).unwrap();
+        let large = line.apply(256.0);
+        assert!((large / 245.0 - 1.0).abs() < 0.15, "{line:?} prices {large}");
+        assert_eq!(line.apply(1.0), 0.0);
+        let ratio = sums.fit(OpKind::Conv).unwrap();
+        assert_eq!(ratio, KernelFit::ratio(168.0 / 281.0));
+        assert!(ratio.apply(256.0) < 0.8 * 245.0);
+
+        let mut two = FitSums::default();
+        two.add(35.0, 3.0);
+        two.add(126.0, 90.0);
+        assert_eq!(two.fit(OpKind::Elementwise), Some(KernelFit::ratio(93.0 / 161.0)));
+        let mut falling = two;
+        falling.add(300.0, 2.0);
+        assert_eq!(falling.fit(OpKind::Elementwise), Some(KernelFit::ratio(95.0 / 461.0)));
+        assert_eq!(FitSums::default().fit(OpKind::Elementwise), None);
     }
 
     /// A prediction never reads the file's timing: the same rows with

@@ -93,7 +93,8 @@ pub struct TrainArgs {
 /// measured latencies. The evaluation directory's latencies are never read
 /// for predicting: only its shapes, graphs and spec sheets. ETS's files in
 /// --train calibrate the ETS predictions (kernel-library factors per
-/// operator, per-operator and per-iteration host gaps).
+/// operator for matrix work, a line per operator for streaming work,
+/// per-operator and per-iteration host gaps).
 ///
 /// OUT gets neusight_perop.csv (every row of eval's neusight/per_op/test),
 /// neusight_e2e.csv (every label JSON under eval's neusight/label/<GPU>/),
