@@ -1,21 +1,24 @@
 #!/usr/bin/env python3
-"""A lead for `predict`'s what-ifs: each recorded step replayed as a queue.
+"""The lead for `predict`'s replay of a step (`predict/src/replay.rs`).
 
-`predict` prices a what-if's step as its GPU span with the recorded idle
+`predict` priced a what-if's step as its GPU span with the recorded idle
 gaps kept (plus the host's own pace as a floor on the recorded GPU). A gap
 the host caused should close when the kernels grow, and one the GPU waited
 through at a synchronisation should stay. This script replays each source
-trace's step instead: the host issues every kernel and copy at its recorded
-launch time (less the profiler's 3.5 us per CPU operator and every runtime
-call's time beyond 5 us, which waited on the GPU: `predict`'s own
-figures), the GPU runs them in launch order as soon as issued and free,
-each kernel's duration scaled by the what-if's priced kernel time over the
-recorded one (one factor per step: `predict`'s `busy_ms` over the trace's
-kernel time), a synchronisation (a `*Synchronize` call, a copy to the
-host) holds the host until the GPU drains, and a full launch queue
-(1,024 pending launches) holds it until a slot frees. The step is replayed
-four times back to back and the last period is its time, so a GPU that
-lags its host by a step (most float32 steps here) is in steady state.
+trace's step from the lake itself, as `predict` cannot (it reads the feature
+table): the host issues every kernel and copy at its recorded launch time
+(less the profiler's 3.5 us per CPU operator and every runtime call's time
+beyond 5 us, which waited on the GPU: `predict`'s own figures), the GPU
+runs them in launch order as soon as issued and free, each kernel's
+duration scaled by the what-if's priced kernel time over the recorded one
+(one factor per step: `predict`'s `busy_ms` over the trace's kernel time),
+a synchronisation (a `*Synchronize` call, a copy to the host) holds the
+host until the GPU drains, and a full launch queue (1,024 pending
+launches) holds it until a slot frees. The step is replayed four times
+back to back and the last period is its time, so a GPU that lags its host
+by a step (most float32 steps here) is in steady state. Run on the output
+of a `predict` that replays (2026-11-28 and later), it compares this fuller
+replay with `predict`'s own.
 
 Usage (a lake of the corpus, and `bench/whatif_corpus.py`'s output):
 

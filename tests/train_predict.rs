@@ -81,10 +81,9 @@ fn corpus_trace(config: &str) -> PathBuf {
     workspace_root().join(format!("bench/corpus/h100-80gb-hbm3/{config}.pt.trace.json.zst"))
 }
 
-/// The mean over its steps of `column` in `predict`'s steps.csv for a
-/// `bench/corpus` configuration recorded at `batch`, with `extra`
-/// arguments, written under `dir`.
-fn corpus_step_mean(dir: &Path, config: &str, batch: &str, extra: &[&str], column: &str) -> f64 {
+/// `predict`'s steps.csv for a `bench/corpus` configuration recorded at
+/// `batch`, with `extra` arguments, written under `dir`.
+fn corpus_steps(dir: &Path, config: &str, batch: &str, extra: &[&str]) -> Vec<HashMap<String, String>> {
     let out = dir.join(format!("{config}-{}", extra.join("-").replace("--", "")));
     let trace = corpus_trace(config);
     let mut args = vec!["predict", "--trace", s(&trace), "--trace-batch-size", batch];
@@ -93,8 +92,18 @@ fn corpus_step_mean(dir: &Path, config: &str, batch: &str, extra: &[&str], colum
     let run = tracecast(&args);
     let (stdout, stderr) = text(&run);
     assert!(run.status.success(), "{stdout}{stderr}");
-    let rows = csv_rows(&out.join("steps.csv"));
+    csv_rows(&out.join("steps.csv"))
+}
+
+/// The mean of `column` over `rows` of a steps.csv.
+fn steps_mean(rows: &[HashMap<String, String>], column: &str) -> f64 {
     rows.iter().map(|r| f(r, column)).sum::<f64>() / rows.len() as f64
+}
+
+/// The mean over its steps of `column` in `predict`'s steps.csv for a
+/// `bench/corpus` configuration ([`corpus_steps`]).
+fn corpus_step_mean(dir: &Path, config: &str, batch: &str, extra: &[&str], column: &str) -> f64 {
+    steps_mean(&corpus_steps(dir, config, batch, extra), column)
 }
 
 /// Asserts that a what-if's priced kernel time a step (`what_if`: a
@@ -1075,6 +1084,35 @@ fn a_bfloat16_what_ifs_casts_cost_what_the_runs_casts_took() {
             "{config}: {casts} ms of casts a step, {recorded_ms} recorded"
         );
     }
+}
+
+/// A doubled batch on the recorded machine fills the waits its host left
+/// between kernels instead of adding to them (`predict/src/replay.rs`):
+/// T5-small in bfloat16 at batch 16 is host-bound on an H100, and at
+/// batch 32 its longer kernels run in those gaps; that step measured 67.4
+/// ms without the profiler. With the gaps kept as recorded it was priced
+/// 83.3 ms.
+#[test]
+fn a_doubled_batch_fills_the_waits_its_host_left() {
+    let dir = tempfile::tempdir().unwrap();
+    let mean_step = |extra: &[&str]| {
+        let rows = corpus_steps(dir.path(), "t5_small__bs16__bf16", "16", extra);
+        let ms = |column: &str| steps_mean(&rows, column) / 1e6;
+        (ms("predicted_gpu_span_ns"), ms("predicted_busy_ns"), ms("predicted_ns"))
+    };
+    let (span, busy, _) = mean_step(&[]);
+    let (doubled_span, doubled_busy, doubled_step) = mean_step(&["--batch-size", "32"]);
+    let grown = doubled_busy - busy;
+    assert!(grown > 0.3 * busy, "{busy} -> {doubled_busy} ms of kernels");
+    assert!(
+        doubled_span < span + 0.5 * grown,
+        "gaps kept: span {span} -> {doubled_span} ms for {grown} ms more kernels"
+    );
+    let measured = corpus_step_ms("t5_small__bs32__bf16");
+    assert!(
+        (doubled_step / measured - 1.0).abs() < 0.1,
+        "{doubled_step} ms against {measured} measured"
+    );
 }
 
 /// A what-if on the recorded GPU keeps its host: DenseNet-121 at batch 16

@@ -10,10 +10,12 @@ mod gradients;
 mod host;
 mod output;
 mod physical;
+mod replay;
 pub mod scaling;
 pub mod scaling_check;
 mod tf32;
 mod transformer;
+mod window_rows;
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -64,7 +66,8 @@ pub enum IdleGaps {
     /// As recorded: the host that launched the kernels launches them again
     /// as it did, so a gap the GPU waited through stays (a faster GPU waits
     /// at least as long), and a step takes at least its host's own time
-    /// ([`host`]).
+    /// ([`host`]). On the recorded machine, kernels that grow fill the waits
+    /// before their host's next launch ([`replay`]).
     #[default]
     Recorded,
     /// None: the GPU kept fed (a host and software stack that keep ahead of
@@ -429,18 +432,28 @@ fn price_steps(
             scenario.only_trace,
         )?
     } else {
-        (vec![0.0; preds.len()], vec![Coverage::default(); data.traces.len()])
+        (
+            physical::Deltas {
+                per_window: vec![0.0; preds.len()],
+                ..physical::Deltas::default()
+            },
+            vec![Coverage::default(); data.traces.len()],
+        )
     };
     let mut per_step = StepSums::new();
+    // Steps with a window the model priced: no recorded timeline to replay.
+    let mut modelled = std::collections::HashSet::new();
     for (i, p) in preds.iter().enumerate() {
-        let p = (p + deltas[i]).max(0.0);
-        let e = per_step
-            .entry((data.windows.trace[i], data.windows.step[i]))
-            .or_default();
+        let key = (data.windows.trace[i], data.windows.step[i]);
+        if !measured[i] {
+            modelled.insert(key);
+        }
+        let p = (p + deltas.per_window[i]).max(0.0);
+        let e = per_step.entry(key).or_default();
         e.span_ns += p;
         e.recorded_busy_ns += if measured[i] { data.windows.busy_ns[i] } else { preds[i] };
         e.busy_ns += if measured[i] {
-            (data.windows.busy_ns[i] + deltas[i]).max(0.0)
+            (data.windows.busy_ns[i] + deltas.per_window[i]).max(0.0)
         } else {
             p
         };
@@ -457,8 +470,54 @@ fn price_steps(
     }
     if req.idle == IdleGaps::None {
         per_step.values_mut().for_each(StepSum::without_idle_gaps);
+    } else if !deltas.per_item.is_empty() {
+        replay_gaps(req, &scenario, &data, &deltas.per_item, &modelled, &mut per_step)?;
     }
     Ok((data, per_step, coverage))
+}
+
+/// The idle gaps of a what-if's steps on the machine they were recorded
+/// on (the recorded GPU or one no faster: the host's floor is whole), as a
+/// replay of each step's launches says ([`replay`]); other GPUs' hosts are
+/// not the recorded one's, and their gaps stay as recorded.
+fn replay_gaps(
+    req: &PredictRequest<'_>,
+    scenario: &Scenario<'_>,
+    data: &Dataset,
+    per_item: &HashMap<(usize, usize), f64>,
+    modelled: &std::collections::HashSet<(u32, i64)>,
+    per_step: &mut StepSums,
+) -> Result<(), PredictError> {
+    let same_host: Vec<bool> = data
+        .traces
+        .iter()
+        .map(|info| host::floor(scenario.gpu, info.recorded_gpu.as_deref(), req.catalog) == HostFloor::Whole)
+        .collect();
+    let steps: HashMap<(u32, i64), &StepRow> = data
+        .steps
+        .iter()
+        .filter_map(|s| data.trace_index(&s.trace_id).map(|t| ((t as u32, s.step_id), s)))
+        .collect();
+    let items = replay::step_items(req.table, data, scenario.only_trace, &|t| same_host[t])?;
+    for (key, items) in items {
+        let (Some(e), Some(step)) = (per_step.get_mut(&key), steps.get(&key)) else {
+            continue;
+        };
+        if modelled.contains(&key) || step.dur_ns <= 0 {
+            continue;
+        }
+        // The host's own share of its recorded time: the profiler's cost
+        // and the waits on the GPU out, as its floor has them.
+        let own = host::own_time_ns(step, profiler_ns(step, req.profiler_overhead_us), 0.0);
+        let host_share = (own / step.dur_ns as f64).clamp(0.0, 1.0);
+        let recorded: Vec<replay::RecordedItem> = items.iter().map(|s| s.recorded).collect();
+        let delta: Vec<f64> = items
+            .iter()
+            .map(|s| per_item.get(&s.at).copied().unwrap_or(0.0))
+            .collect();
+        e.span_ns = (e.span_ns + replay::gap_change_ns(&recorded, &delta, host_share).min(0.0)).max(0.0);
+    }
+    Ok(())
 }
 
 /// Whether pricing on `gpu` (None: the recorded one) keeps the GPU a trace

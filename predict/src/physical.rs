@@ -2,22 +2,23 @@
 //! utilisation): the window model prices the trace on the GPU and batch it
 //! was recorded with, then every central kernel of every window moves by the
 //! op model's ratio between the two configurations. Idle gaps stay as
-//! recorded; collectives do not move (the multi-GPU model prices them).
+//! recorded, but for what a replay of the step closes on the recorded
+//! machine (`replay`); collectives do not move (the multi-GPU model prices
+//! them).
 
 use std::collections::HashMap;
 
-use arrow::array::{Array, AsArray};
 use tracecast_opmodel::{EwFunc, GpuSpec, HalfType, OpKind, OpModel, OpWork, Tf32Path, Timing};
 use tracecast_schemas::features::{
     ATTENTION_FAMILY, BACKWARD_PHASE, COMMUNICATION_FAMILY, OPTIMIZER_FAMILY, OPTIMIZER_PHASE, central_positions,
-    position_column,
 };
 use tracecast_schemas::hardware::Catalog;
-use tracecast_train::{Dataset, FeatureTable, column_f64};
+use tracecast_train::{Dataset, FeatureTable};
 
 use crate::PredictError;
 use crate::autocast_trace::{Autocast, Float32Ops, SixteenBitTimeRatios, TraceKernel, autocast_step, cast_us};
 use crate::tf32::Tf32;
+use crate::window_rows::{WindowRow, window_batches, windows_error};
 
 /// What a what-if asks for: a GPU (None: each trace's recorded one) and
 /// the TF32 switches; and what the lake says of the recorded runs.
@@ -147,9 +148,27 @@ fn as_convolution(work: OpWork) -> OpWork {
     }
 }
 
-/// Per window (in the order `build_dataset` reads them, filtered to
-/// `only_trace` like it), the change in ns of its central kernels' time.
-/// `batch_scale[t]` is the batch ratio of trace `t` of `data`.
+/// The change in ns of the central kernels' time under a what-if.
+#[derive(Clone, Debug, Default)]
+pub struct Deltas {
+    /// Per window, in the order `build_dataset` reads them (filtered to
+    /// `only_trace` like it).
+    pub per_window: Vec<f64>,
+    /// Per kernel that moved, by (window, position): its own change and
+    /// that of autocast's casts launched before it.
+    pub per_item: HashMap<(usize, usize), f64>,
+}
+
+impl Deltas {
+    fn add(&mut self, item: &Item, ns: f64) {
+        self.per_window[item.window] += ns;
+        *self.per_item.entry((item.window, item.order.2)).or_default() += ns;
+    }
+}
+
+/// Per window and per kernel, the change in ns of its central kernels'
+/// time ([`Deltas`]). `batch_scale[t]` is the batch ratio of trace `t` of
+/// `data`.
 pub fn window_deltas(
     table: &FeatureTable,
     data: &Dataset,
@@ -158,7 +177,7 @@ pub fn window_deltas(
     asked: Asked<'_>,
     batch_scale: &[f64],
     only_trace: Option<&str>,
-) -> Result<(Vec<f64>, Vec<Coverage>), PredictError> {
+) -> Result<(Deltas, Vec<Coverage>), PredictError> {
     let recorded: Vec<Option<GpuSpec>> = data
         .traces
         .iter()
@@ -170,10 +189,6 @@ pub fn window_deltas(
         })
         .collect();
     let central = central_positions(table.window, table.stride);
-    let bad = |reason: String| PredictError::Input {
-        path: table.dir.join("windows"),
-        reason,
-    };
     let convolution_codes = Tf32::convolution_codes();
     let float32_ops = Float32Ops::new();
     let sixteen_bit_time_ratios = SixteenBitTimeRatios::new();
@@ -205,95 +220,84 @@ pub fn window_deltas(
         })
         .collect();
     let mut items: Vec<Item> = Vec::new();
-    let mut window = 0usize;
-    for batch in &table.windows {
-        let ids = batch
-            .column_by_name("trace_id")
-            .and_then(|c| c.as_string_opt::<i32>())
-            .ok_or_else(|| bad("no trace_id column".into()))?;
-        let whole = |name: &str| column_f64(batch, name).ok_or_else(|| bad(format!("no `{name}` column")));
-        let (step_ids, window_index) = (whole("step_id")?, whole("window_index")?);
-        let col = |p: usize, name: &str| {
-            column_f64(batch, &position_column(p, name))
-                .ok_or_else(|| bad(format!("no `{}` column", position_column(p, name))))
-        };
+    let (batches, windows) = window_batches(table, data, only_trace)?;
+    for batch in &batches {
         // Optional: a table from edited SQL without them (`features --sql`) prices no
         // casts, and its products as aligned.
-        let sizes = |p: usize, name: &str| column_f64(batch, &position_column(p, name));
+        let sizes = |p: usize, name: &str| batch.optional_position(p, name);
         let mut cols = Vec::new();
         for p in central.clone() {
             cols.push(PositionColumns {
-                op_code: col(p, "op_code")?,
-                family: col(p, "family")?,
-                phase: col(p, "phase")?,
-                flops: col(p, "flops")?,
-                bytes: col(p, "bytes")?,
-                dtype: col(p, "dtype_bytes")?,
-                dur: col(p, "dur_ns")?,
+                op_code: batch.position(p, "op_code")?,
+                family: batch.position(p, "family")?,
+                phase: batch.position(p, "phase")?,
+                flops: batch.position(p, "flops")?,
+                bytes: batch.position(p, "bytes")?,
+                dtype: batch.position(p, "dtype_bytes")?,
+                dur: batch.position(p, "dur_ns")?,
                 in0: sizes(p, "in0_numel"),
                 in1: sizes(p, "in1_numel"),
                 alignment: sizes(p, "product_alignment"),
                 group_width: sizes(p, "conv_group_width"),
             });
         }
-        for i in 0..batch.num_rows() {
-            if ids.is_null(i) || only_trace.is_some_and(|only| ids.value(i) != only) {
+        for &WindowRow {
+            row: i,
+            trace: t,
+            window,
+        } in &batch.rows
+        {
+            let Some(rec) = &recorded[t] else {
                 continue;
-            }
-            let t = data
-                .trace_index(ids.value(i))
-                .ok_or_else(|| bad(format!("trace {} has windows but no steps row", ids.value(i))))?;
-            if let Some(rec) = &recorded[t] {
-                for (p, c) in cols.iter().enumerate() {
-                    let (f, d) = (c.family[i], c.dur[i]);
-                    if f.is_nan() || d.is_nan() || d <= 0.0 {
-                        continue;
-                    }
-                    if f == COMMUNICATION_FAMILY {
-                        coverage[t].unmoved_ns += d;
-                        continue;
-                    }
-                    let (recorded_tf32, asked_tf32) = switches[t];
-                    let convolution = convolution_codes.contains(&(c.op_code[i] as i32));
-                    let (mut work, known) = kernel_work(f, c.flops[i], c.bytes[i], c.dtype[i], d, rec);
-                    if convolution && known && convolutions_to_tensor_cores[t] && work.kind != OpKind::Copy {
-                        work = as_convolution(work);
-                    }
-                    work.tf32 = asked_tf32.path(work.kind, convolution);
-                    work.product_alignment = c.alignment.as_ref().map(|a| a[i]).filter(|a| a.is_finite());
-                    let as_recorded = OpWork {
-                        tf32: recorded_tf32.path(work.kind, convolution),
-                        ..work
-                    };
-                    if known {
-                        coverage[t].from_shapes_ns += d;
-                    } else {
-                        coverage[t].inferred_ns += d;
-                    }
-                    let scales = c.phase[i] != OPTIMIZER_PHASE && f != OPTIMIZER_FAMILY;
-                    let size = |v: &Option<Vec<f64>>| v.as_ref().map_or(f64::NAN, |v| v[i]);
-                    items.push(Item {
-                        window,
-                        dur_ns: d,
-                        as_recorded,
-                        work,
-                        trace: t,
-                        order: (step_ids[i] as i64, window_index[i] as i64, p),
-                        scales,
-                        kernel: TraceKernel {
-                            op_code: c.op_code[i] as i32,
-                            kind: if convolution { OpKind::Conv } else { work.kind },
-                            backward: c.phase[i] == BACKWARD_PHASE,
-                            float32: float32_ops.contains(c.op_code[i] as i32, c.phase[i] == BACKWARD_PHASE),
-                            in0: size(&c.in0),
-                            in1: size(&c.in1),
-                            group_width: size(&c.group_width),
-                            flops: c.flops[i],
-                        },
-                    });
+            };
+            for (p, c) in cols.iter().enumerate() {
+                let (f, d) = (c.family[i], c.dur[i]);
+                if f.is_nan() || d.is_nan() || d <= 0.0 {
+                    continue;
                 }
+                if f == COMMUNICATION_FAMILY {
+                    coverage[t].unmoved_ns += d;
+                    continue;
+                }
+                let (recorded_tf32, asked_tf32) = switches[t];
+                let convolution = convolution_codes.contains(&(c.op_code[i] as i32));
+                let (mut work, known) = kernel_work(f, c.flops[i], c.bytes[i], c.dtype[i], d, rec);
+                if convolution && known && convolutions_to_tensor_cores[t] && work.kind != OpKind::Copy {
+                    work = as_convolution(work);
+                }
+                work.tf32 = asked_tf32.path(work.kind, convolution);
+                work.product_alignment = c.alignment.as_ref().map(|a| a[i]).filter(|a| a.is_finite());
+                let as_recorded = OpWork {
+                    tf32: recorded_tf32.path(work.kind, convolution),
+                    ..work
+                };
+                if known {
+                    coverage[t].from_shapes_ns += d;
+                } else {
+                    coverage[t].inferred_ns += d;
+                }
+                let scales = c.phase[i] != OPTIMIZER_PHASE && f != OPTIMIZER_FAMILY;
+                let size = |v: &Option<Vec<f64>>| v.as_ref().map_or(f64::NAN, |v| v[i]);
+                items.push(Item {
+                    window,
+                    dur_ns: d,
+                    as_recorded,
+                    work,
+                    trace: t,
+                    order: (batch.step_ids[i] as i64, batch.window_index[i] as i64, p),
+                    scales,
+                    kernel: TraceKernel {
+                        op_code: c.op_code[i] as i32,
+                        kind: if convolution { OpKind::Conv } else { work.kind },
+                        backward: c.phase[i] == BACKWARD_PHASE,
+                        float32: float32_ops.contains(c.op_code[i] as i32, c.phase[i] == BACKWARD_PHASE),
+                        in0: size(&c.in0),
+                        in1: size(&c.in1),
+                        group_width: size(&c.group_width),
+                        flops: c.flops[i],
+                    },
+                });
             }
-            window += 1;
         }
     }
     let autocast = if asked.half.is_some() {
@@ -301,7 +305,10 @@ pub fn window_deltas(
     } else {
         vec![Autocast::default(); items.len()]
     };
-    let mut deltas = vec![0.0; window];
+    let mut deltas = Deltas {
+        per_window: vec![0.0; windows],
+        per_item: HashMap::new(),
+    };
     if items.is_empty() {
         return Ok((deltas, coverage));
     }
@@ -363,7 +370,7 @@ pub fn window_deltas(
     pairs.extend(saturating.iter().map(|(_, w, g)| (*w, *g)));
     let times = op_model
         .predict_us(&pairs, Timing::Workload)
-        .map_err(|e| bad(e.to_string()))?;
+        .map_err(|e| windows_error(table, e.to_string()))?;
     // Per item, its work's time at the utilisation the op model gives the
     // largest instances of it.
     let mut saturated_us = vec![0.0; items.len()];
@@ -399,13 +406,13 @@ pub fn window_deltas(
         }
         let floor_ns = roofline_floor_ns(tgt.roofline_us(priced), item.dur_ns, rec.roofline_us(&item.as_recorded));
         priced_ns = priced_ns.max(floor_ns);
-        deltas[item.window] += priced_ns - item.dur_ns;
+        deltas.add(item, priced_ns - item.dur_ns);
     }
     // Autocast's casts: kernels the recorded run did not have, and the
     // operators that launch them. A forward cast's backward is counted
     // with it, on the GPU and on the host.
     for (item, us) in &casts {
-        deltas[item.window] += us * 1e3;
+        deltas.add(item, us * 1e3);
         coverage[item.trace].cast_ns += us * 1e3;
     }
     for (item, cast) in items.iter().zip(&autocast) {

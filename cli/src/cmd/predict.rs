@@ -30,20 +30,22 @@ use crate::progress::Ui;
 /// (roofline physics with a learned utilisation, `tracecast ops`), held to
 /// what the spec sheets allow (a GPU faster in every figure never makes a
 /// kernel slower; more work costs at least its time at the op model's best
-/// utilisation for it, at most its proportion); idle gaps between kernels stay as recorded (--idle none
-/// drops them: a host that keeps the GPU fed), and the host time fetching the
-/// batch (the profiler's `enumerate(DataLoader)` spans) follows the batch
-/// size. A step takes at least its host's own time, the recorded step less
-/// its runtime calls' waits on the GPU, on the recorded GPU (another batch
-/// size or precision: the same machine) and on one no faster in any
-/// figure, and that times the step's speed-up on a faster GPU (steps.csv
-/// `host_ns`): a host-bound step stays host-bound, and under --precision
-/// its host also runs autocast's casts. A note says how much
-/// kernel time was moved by operator shapes and how much by kernel family
-/// and recorded time alone. Float32 convolutions
-/// run on TF32 tensor cores where the asked GPU has them, as PyTorch does
-/// by default, unless the trace ran in strict float32 on a GPU that had
-/// them (--tf32).
+/// utilisation for it, at most its proportion). Idle gaps between kernels
+/// stay as recorded, but on the recorded machine (its GPU or one no faster)
+/// kernels that grow fill the waits their host left before its next launch,
+/// as a replay of the step's launches says (--idle none drops every gap: a
+/// host that keeps the GPU fed). The host time fetching the batch (the
+/// profiler's `enumerate(DataLoader)` spans) follows the batch size. A step
+/// takes at least its host's own time, the recorded step less its runtime
+/// calls' waits on the GPU, on the recorded GPU (another batch size or
+/// precision: the same machine) and on one no faster in any figure, and
+/// that times the step's speed-up on a faster GPU (steps.csv `host_ns`): a
+/// host-bound step stays host-bound, and under --precision its host also
+/// runs autocast's casts. A note says how much kernel time was moved by
+/// operator shapes and how much by kernel family and recorded time alone.
+/// Float32 convolutions run on TF32 tensor cores where the asked GPU has
+/// them, as PyTorch does by default, unless the trace ran in strict float32
+/// on a GPU that had them (--tf32).
 ///   --gpu NAME        price the trace on another GPU (a hardware profile:
 ///                     fixtures/hardware, e.g. H100, a100-sxm4-40gb, "Tesla T4";
 ///                     or a spec-sheet file in NeuSight's device_configs
@@ -104,7 +106,8 @@ pub struct PredictArgs {
     base: BaseArg,
     /// Idle gaps between a step's kernels: as `recorded` (the same host
     /// launching them: a faster GPU waits for it at least as long, and a
-    /// step takes at least its host's own time), or `none`
+    /// step takes at least its host's own time; on the recorded machine,
+    /// longer kernels fill the waits before their host's next launch), or `none`
     /// (a host that keeps the GPU fed: the step's GPU work is its kernels'
     /// time alone; data loading at the step's edges stays).
     #[arg(long, value_enum, default_value_t = IdleArg::Recorded)]
