@@ -104,14 +104,18 @@ pub(crate) fn step_items(
     let central = central_positions(table.window, table.stride);
     let mut steps = StepItems::new();
     for batch in &window_batches(table, data, only_trace)?.0 {
-        let mut cols = Vec::new();
-        for p in central.clone() {
-            cols.push((
-                batch.position(p, "dur_ns")?,
-                batch.position(p, "gap_ns")?,
-                batch.position(p, "launch_delay_ns")?,
-            ));
-        }
+        // A table from edited SQL may lack the timeline: its steps keep
+        // their gaps as recorded.
+        let timeline = |p: usize| {
+            Some((
+                batch.optional_position(p, "dur_ns")?,
+                batch.optional_position(p, "gap_ns")?,
+                batch.optional_position(p, "launch_delay_ns")?,
+            ))
+        };
+        let Some(cols) = central.clone().map(timeline).collect::<Option<Vec<_>>>() else {
+            continue;
+        };
         for &WindowRow { row: i, trace, window } in batch.rows.iter().filter(|r| replayed(r.trace)) {
             let step = steps.entry((trace as u32, batch.step_ids[i] as i64)).or_default();
             for (k, (dur, gap, delay)) in cols.iter().enumerate() {
