@@ -17,7 +17,7 @@ mod tf32;
 mod transformer;
 mod window_rows;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 pub use tracecast_opmodel::HalfType;
 use tracecast_opmodel::{GpuSpec, OpModel, bfloat16_emulated_note};
@@ -273,15 +273,20 @@ struct StepSum {
 }
 
 impl StepSum {
-    /// The GPU work as its kernels alone; its backward and collective parts
-    /// shrink in proportion.
+    /// The GPU work as its kernels alone.
     fn without_idle_gaps(&mut self) {
+        self.shrink_span_to(self.busy_ns);
+    }
+
+    /// The GPU span cut to `span_ns` where that is shorter (idle gaps
+    /// gone); its backward and collective parts shrink in proportion.
+    fn shrink_span_to(&mut self, span_ns: f64) {
         if self.span_ns > 0.0 {
-            let kept = (self.busy_ns / self.span_ns).min(1.0);
+            let kept = (span_ns.max(0.0) / self.span_ns).min(1.0);
             self.backward_ns *= kept;
             self.communication_ns *= kept;
         }
-        self.span_ns = self.busy_ns.min(self.span_ns);
+        self.span_ns = span_ns.max(0.0).min(self.span_ns);
     }
 
     /// The step's remainder under the scenario.
@@ -442,7 +447,7 @@ fn price_steps(
     };
     let mut per_step = StepSums::new();
     // Steps with a window the model priced: no recorded timeline to replay.
-    let mut modelled = std::collections::HashSet::new();
+    let mut modelled = HashSet::new();
     for (i, p) in preds.iter().enumerate() {
         let key = (data.windows.trace[i], data.windows.step[i]);
         if !measured[i] {
@@ -485,7 +490,7 @@ fn replay_gaps(
     scenario: &Scenario<'_>,
     data: &Dataset,
     per_item: &HashMap<(usize, usize), f64>,
-    modelled: &std::collections::HashSet<(u32, i64)>,
+    modelled: &HashSet<(u32, i64)>,
     per_step: &mut StepSums,
 ) -> Result<(), PredictError> {
     let same_host: Vec<bool> = data
@@ -515,7 +520,8 @@ fn replay_gaps(
             .iter()
             .map(|s| per_item.get(&s.at).copied().unwrap_or(0.0))
             .collect();
-        e.span_ns = (e.span_ns + replay::gap_change_ns(&recorded, &delta, host_share).min(0.0)).max(0.0);
+        let change = replay::gap_change_ns(&recorded, &delta, host_share);
+        e.shrink_span_to(e.span_ns + change);
     }
     Ok(())
 }

@@ -150,7 +150,7 @@ fn as_convolution(work: OpWork) -> OpWork {
 
 /// The change in ns of the central kernels' time under a what-if.
 #[derive(Clone, Debug, Default)]
-pub struct Deltas {
+pub(crate) struct Deltas {
     /// Per window, in the order `build_dataset` reads them (filtered to
     /// `only_trace` like it).
     pub per_window: Vec<f64>,

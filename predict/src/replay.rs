@@ -62,7 +62,7 @@ pub(crate) fn replay_end_ns(items: &[RecordedItem], dur_ns: &[f64], host_share: 
         } else {
             end + items[i - 1].gap_ns.min(0.0)
         };
-        start = issued.max(after_previous).max(if i == 0 { 0.0 } else { start });
+        start = issued.max(after_previous).max(start);
         end = end.max(start + dur);
         recorded_start += item.dur_ns + item.gap_ns;
     }
