@@ -900,7 +900,7 @@ fn idle_notes(steps: &[StepPrediction]) -> Vec<String> {
         .filter(|(_, (span, busy))| *span > 0.0 && (span - busy) / span >= 0.01)
         .map(|(trace, (span, busy))| {
             format!(
-                "trace {trace}: {:.0}% of its GPU work as priced is idle gaps between kernels, kept as recorded (the same host launches them; --idle none drops them)",
+                "trace {trace}: {:.0}% of its GPU work as priced is idle gaps between kernels, kept as recorded (the same host launches them; on the recorded machine, but for the waits its longer kernels fill; --idle none drops them)",
                 100.0 * (span - busy) / span
             )
         })
