@@ -47,7 +47,9 @@ pub(crate) struct RecordedItem {
 pub(crate) fn replay_end_ns(items: &[RecordedItem], dur_ns: &[f64], host_share: f64) -> f64 {
     let mut recorded_start = 0.0;
     let mut first_launch: Option<(f64, f64)> = None;
-    let (mut start, mut end) = (0.0_f64, f64::NEG_INFINITY);
+    // The previous item's end, and the latest end so far (a collective on
+    // its own stream can outlast the kernels after it).
+    let (mut start, mut previous_end, mut end) = (0.0_f64, 0.0_f64, f64::NEG_INFINITY);
     for (i, (item, &dur)) in items.iter().zip(dur_ns).enumerate() {
         let launch = recorded_start - item.launch_delay_ns;
         let issued = if launch.is_finite() {
@@ -56,14 +58,15 @@ pub(crate) fn replay_end_ns(items: &[RecordedItem], dur_ns: &[f64], host_share: 
         } else {
             f64::NEG_INFINITY
         };
-        // Recorded overlap (another stream) is kept; otherwise in order.
+        // After the item before it, or as far into it as recorded (another stream).
         let after_previous = if i == 0 {
             0.0
         } else {
-            end + items[i - 1].gap_ns.min(0.0)
+            previous_end + items[i - 1].gap_ns.min(0.0)
         };
         start = issued.max(after_previous).max(start);
-        end = end.max(start + dur);
+        previous_end = start + dur;
+        end = end.max(previous_end);
         recorded_start += item.dur_ns + item.gap_ns;
     }
     let last_gap = items.last().map_or(0.0, |i| i.gap_ns.max(0.0));
@@ -192,5 +195,20 @@ mod tests {
         assert_eq!(replay_end_ns(&unlaunched, &[10.0, 10.0], 1.0), 20.0);
         let overlapping = vec![item(100.0, -60.0, 5.0), item(50.0, 0.0, 5.0)];
         assert_eq!(replay_end_ns(&overlapping, &[100.0, 50.0], 1.0), 100.0);
+    }
+
+    /// A collective on its own stream, overlapping the kernels launched
+    /// after it: those kernels follow each other, not its end, so growing
+    /// one of them while the collective runs costs nothing.
+    #[test]
+    fn kernels_beside_a_long_collective_follow_each_other() {
+        // All-reduce 0..1000; two kernels at 100..200 and 210..310.
+        let step = vec![
+            item(1000.0, -900.0, 5.0),
+            item(100.0, 10.0, 5.0),
+            item(100.0, -310.0, 5.0),
+        ];
+        assert_eq!(replay_end_ns(&step, &[1000.0, 100.0, 100.0], 1.0), 1000.0);
+        assert_eq!(gap_change_ns(&step, &[0.0, 100.0, 100.0], 1.0), -200.0);
     }
 }
