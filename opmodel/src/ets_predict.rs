@@ -52,12 +52,11 @@ pub struct EtsCalibration {
 /// Measured kernel time against the op model's price for one key:
 /// `slope * priced + intercept`, never below zero. Matrix work (a
 /// library's algorithms) takes a ratio alone. Streaming work takes a line:
-/// the op model learned NeuSight's isolated timings, which hold 24-32 µs
-/// of launch and synchronisation around even the smallest streaming
-/// operator on the T4, while
-/// ETS times kernels alone, so a ratio fitted on small kernels prices large
-/// ones far too fast (ETS's ReLUs on the 2080 Ti: priced 35 µs for 3 µs
-/// measured at batch 2, 189 µs for 178 at batch 64).
+/// the op model learned NeuSight's isolated timings, which hold 24-32 µs of
+/// launch and synchronisation around even the smallest streaming operator
+/// on the T4, while ETS times kernels alone, so a ratio fitted on small
+/// kernels prices large ones far too fast (ETS's ReLUs on the 2080 Ti:
+/// priced 35 µs for 3 µs measured at batch 2, 189 µs for 178 at batch 64).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct KernelFit {
     pub slope: f64,
