@@ -34,22 +34,25 @@ enum ParsedKind {
     Et(Trace),
 }
 
-/// Parses one trace file's (decompressed) bytes. Large Kineto files are
-/// parsed in two halves at once (see `json::split`).
+/// Parses one trace file's (decompressed) bytes. A Kineto file's event
+/// list is read element by element, a large one in two halves at once (see
+/// `json::list`); anything that reading cannot prove goes through serde in
+/// one pass.
 pub fn parse(bytes: &[u8]) -> Result<Parsed, ParseError> {
     let text = json::text(bytes)?;
-    if let Some(cut) = json::split::plan(text) {
-        // The first half's vectors are sized for the whole file, so that
+    if let Some(plan) = json::list::plan(text) {
+        // The first builder's vectors are sized for the whole file, so that
         // taking in the second half's records seldom moves them.
-        let (mut first, mut second) = (KinetoBuilder::sized(text.len()), KinetoBuilder::sized(text.len() / 2));
-        if let Some(raw) = json::split::parse_halves(text, &cut, &mut first, &mut second) {
+        let second_bytes = if plan.is_cut() { text.len() / 2 } else { 0 };
+        let (mut first, mut second) = (KinetoBuilder::sized(text.len()), KinetoBuilder::sized(second_bytes));
+        if let Some(raw) = json::list::parse(text, &plan, &mut first, &mut second) {
             return Ok(Parsed(ParsedKind::Kineto {
                 records: first,
-                rest: Some(second),
+                rest: plan.is_cut().then_some(second),
                 raw: raw.into_static(),
             }));
         }
-        tracing::debug!("the two-way cut did not hold; parsing in one pass");
+        tracing::debug!("the event list could not be read element by element; parsing in one pass");
     }
     let mut builder = KinetoBuilder::sized(text.len());
     let raw = json::parse_text(text, &mut builder)?;
@@ -160,12 +163,12 @@ impl<'a> EventSink<'a> for KinetoBuilder {
         let Some(kind) = event.cat.as_deref().and_then(kind_of) else {
             return;
         };
-        let Some(start_ns) = event.ts.and_then(|t| time_ns(t.get())) else {
+        let Some(start_ns) = event.ts.and_then(time_ns) else {
             self.dropped.bad_timestamp += 1;
             return;
         };
         // A complete event without `dur` is an instant.
-        let dur_ns = match event.dur.map(|d| time_ns(d.get())) {
+        let dur_ns = match event.dur.map(time_ns) {
             None => 0,
             Some(Some(d)) if d >= 0 => d,
             Some(_) => {

@@ -177,8 +177,9 @@ pub fn decompress_owned(bytes: Vec<u8>) -> io::Result<Text> {
     let Some(size) = trailer_size(&bytes) else {
         return Ok(Text::Inflated(decompress(&bytes)?.into_owned()));
     };
-    // One byte more than the trailer says: a full map means it lied.
-    let mut map = memmap2::MmapMut::map_anon(size + 1)?;
+    // One byte more than the trailer says: a full map means it lied. The
+    // pages are mapped at once (one call) rather than by a fault each.
+    let mut map = memmap2::MmapOptions::new().len(size + 1).populate().map_anon()?;
     let mut decoder = MultiGzDecoder::new(&bytes[..]);
     let mut len = 0;
     while len < map.len() {

@@ -3,8 +3,9 @@
 //! nothing of linking or tables.
 
 pub mod lenient;
+pub mod list;
 mod raw;
-pub mod split;
+mod scan;
 pub mod time;
 
 pub use raw::{EventSink, ParseError, RawDevice, RawEtIo, RawEtNode, RawEvent, RawFile, parse, parse_text, text};

@@ -1,48 +1,62 @@
-//! Parsing one large Kineto file on two cores.
+//! The `traceEvents` list, read element by element: each event through the
+//! fast path of `scan` where it can, through serde where it cannot.
 //!
-//! The `traceEvents` list is cut in two at an element boundary near its
-//! middle and the halves are parsed at once. The cut is found with a cheap
-//! textual guess: JSON strings cannot hold a raw newline, so `},` followed by
-//! a newline and then `{` is structural, an element boundary in some list of
-//! objects. The guess is then proven: the first half must end exactly at the
-//! cut, the second must end at a `]`, and the document with the list emptied
-//! must be valid JSON with nothing in it. Any doubt, and the caller parses
-//! the file in one pass as usual; a wrong guess costs time, never data.
+//! A large file's list is cut in two at an element boundary near its middle
+//! and the halves are parsed at once. The cut is found with a cheap textual
+//! guess: JSON strings cannot hold a raw newline, so `},` followed by a
+//! newline and then `{` is structural, an element boundary in some list of
+//! objects. Whether cut or not, the reading is then proven: the first half
+//! must end exactly at the cut, the list must end at a `]`, and the
+//! document with the list emptied must be valid JSON with nothing in it.
+//! Any doubt, and the caller parses the file in one pass of serde as
+//! usual; a wrong guess costs time, never data.
 
 use serde_json::Deserializer;
 
 use super::raw::{EventSink, ListItem, RawEvent, RawFile, parse_text};
+use super::scan;
 
 /// Files below this size are not worth the second thread.
 const MIN_BYTES: usize = 4 << 20;
 
-/// Where the list was cut.
-pub struct Cut {
+/// Where the list starts, and where it is cut.
+pub struct Plan {
     /// Just after the list's `[`.
     first: usize,
+    cut: Option<Cut>,
+}
+
+struct Cut {
     /// The `,` that ends the first half.
     comma: usize,
     /// The `{` that starts the second half.
     second: usize,
 }
 
+impl Plan {
+    /// Whether the list is read in two halves at once.
+    pub fn is_cut(&self) -> bool {
+        self.cut.is_some()
+    }
+}
+
+/// JSON's four whitespace bytes, no others (serde refuses a form feed).
 fn skip_ws(text: &str, mut at: usize) -> usize {
     let b = text.as_bytes();
-    while at < b.len() && b[at].is_ascii_whitespace() {
+    while let Some(b' ' | b'\n' | b'\r' | b'\t') = b.get(at) {
         at += 1;
     }
     at
 }
 
-/// A cut near the middle of `traceEvents`, if the file looks splittable.
-pub fn plan(text: &str) -> Option<Cut> {
+/// Where `traceEvents` starts, cut near its middle when the file is large
+/// enough; `None` when the text holds no such list (execution traces, bare
+/// lists of events), which serde then reads in one pass.
+pub fn plan(text: &str) -> Option<Plan> {
     plan_from(text, MIN_BYTES)
 }
 
-fn plan_from(text: &str, min_bytes: usize) -> Option<Cut> {
-    if text.len() < min_bytes {
-        return None;
-    }
+fn plan_from(text: &str, min_bytes: usize) -> Option<Plan> {
     let key = text.find("\"traceEvents\"")?;
     let mut at = skip_ws(text, key + "\"traceEvents\"".len());
     if text.as_bytes().get(at) != Some(&b':') {
@@ -53,13 +67,21 @@ fn plan_from(text: &str, min_bytes: usize) -> Option<Cut> {
         return None;
     }
     let first = at + 1;
+    let cut = if text.len() >= min_bytes {
+        cut_near_middle(text, first)
+    } else {
+        None
+    };
+    Some(Plan { first, cut })
+}
+
+fn cut_near_middle(text: &str, first: usize) -> Option<Cut> {
     let mut from = first + (text.len() - first) / 2;
     for _ in 0..64 {
         let found = from + text[from..].find("},\n")?;
         let second = skip_ws(text, found + 2);
         if text.as_bytes().get(second) == Some(&b'{') {
             return Some(Cut {
-                first,
                 comma: found + 1,
                 second,
             });
@@ -67,6 +89,17 @@ fn plan_from(text: &str, min_bytes: usize) -> Option<Cut> {
         from = found + 1;
     }
     None
+}
+
+/// One list element at `at`: the fast path for an event object, serde for
+/// anything it leaves. Returns the element and the offset just past it.
+fn element(text: &str, at: usize) -> Option<(ListItem<'_>, usize)> {
+    if let Some((event, end)) = scan::event(text, at) {
+        return Some((ListItem::Event(event), end));
+    }
+    let mut stream = Deserializer::from_str(&text[at..]).into_iter::<ListItem<'_>>();
+    let item = stream.next()?.ok()?;
+    Some((item, at + stream.byte_offset()))
 }
 
 /// Parses list elements from `at` until a `]`, or until the `,` at `stop`.
@@ -79,11 +112,14 @@ fn elements<'a>(
     sink: &mut dyn EventSink<'a>,
 ) -> Option<(usize, usize)> {
     let mut count = 0;
+    at = skip_ws(text, at);
+    if stop.is_none() && text.as_bytes().get(at) == Some(&b']') {
+        return Some((at, 0));
+    }
     loop {
         at = skip_ws(text, at);
-        let mut stream = Deserializer::from_str(&text[at..]).into_iter::<ListItem<'a>>();
-        let item = stream.next()?.ok()?;
-        at += stream.byte_offset();
+        let (item, end) = element(text, at)?;
+        at = end;
         item.give_to(sink);
         count += 1;
         at = skip_ws(text, at);
@@ -97,28 +133,38 @@ fn elements<'a>(
     }
 }
 
-/// Parses both halves at once. `None` means the cut did not hold: the
-/// sinks must be discarded and the file parsed in one pass.
-pub fn parse_halves<'a>(
+/// Reads the list as planned, both halves at once where it is cut (the
+/// second half's events go to `second`). `None` means the reading did not
+/// hold: the sinks must be discarded and the file parsed in one pass.
+pub fn parse<'a>(
     text: &'a str,
-    cut: &Cut,
+    plan: &Plan,
     first: &mut (dyn EventSink<'a> + Send),
     second: &mut (dyn EventSink<'a> + Send),
 ) -> Option<RawFile<'a>> {
-    let (a, b) = rayon::join(
-        || elements(text, cut.first, Some(cut.comma), first),
-        || elements(text, cut.second, None, second),
-    );
-    let ((_, n1), (end, n2)) = (a?, b?);
+    let (count, end) = match &plan.cut {
+        Some(cut) => {
+            let (a, b) = rayon::join(
+                || elements(text, plan.first, Some(cut.comma), first),
+                || elements(text, cut.second, None, second),
+            );
+            let ((_, n1), (end, n2)) = (a?, b?);
+            (n1 + n2, end)
+        }
+        None => {
+            let (end, n) = elements(text, plan.first, None, first)?;
+            (n, end)
+        }
+    };
     // The rest of the document, with the list emptied, holds the metadata.
-    let rest = format!("{}{}", &text[..cut.first], &text[end..]);
+    let rest = format!("{}{}", &text[..plan.first], &text[end..]);
     let mut none = NoEvents(0);
     let file = parse_text(&rest, &mut none).ok()?;
     if none.0 != 0 || file.et_nodes.is_some() {
         return None;
     }
     Some(RawFile {
-        event_count: Some(n1 + n2),
+        event_count: Some(count),
         et_nodes: None,
         ..file.into_static()
     })
@@ -166,9 +212,10 @@ mod tests {
     }
 
     fn run(text: &str) -> Option<(RawFile<'_>, Vec<String>)> {
-        let cut = plan_from(text, 0)?;
+        let plan = plan_from(text, 0)?;
+        assert!(plan.is_cut(), "{text}");
         let (mut a, mut b) = (Names::default(), Names::default());
-        let file = parse_halves(text, &cut, &mut a, &mut b)?;
+        let file = parse(text, &plan, &mut a, &mut b)?;
         a.0.extend(b.0);
         Some((file, a.0))
     }
@@ -199,7 +246,12 @@ mod tests {
     }
 
     #[test]
-    fn small_files_are_not_split() {
-        assert!(plan(&doc(10, false)).is_none());
+    fn small_files_are_read_in_one_piece() {
+        let text = doc(10, false);
+        let plan = plan(&text).expect("a list");
+        assert!(!plan.is_cut());
+        let (mut a, mut b) = (Names::default(), Names::default());
+        let file = parse(&text, &plan, &mut a, &mut b).expect("reads");
+        assert_eq!((file.event_count, a.0.len(), b.0.len()), (Some(10), 10, 0));
     }
 }
