@@ -8,6 +8,7 @@ use arrow::array::{
 };
 use arrow::error::ArrowError;
 use arrow::record_batch::RecordBatch;
+use rayon::prelude::*;
 use tracecast_schemas::TableDef;
 use tracecast_schemas::lake;
 
@@ -96,12 +97,36 @@ fn batch(
     Ok((def, def.batch(columns).map_err(ArrowError::SchemaError)?))
 }
 
-pub fn trace_batches(t: &Trace, id: &Identity) -> Result<TraceBatches, ArrowError> {
-    let tid = id.trace_id.as_str();
-    let mut tables = Vec::with_capacity(9);
+/// One lake table's batch for a trace.
+type TableBatch = Result<(&'static TableDef, RecordBatch), ArrowError>;
 
+/// The table builders, in `lake::TABLES` order (log excluded).
+const TABLE_BATCHES: [fn(&Trace, &Identity) -> TableBatch; 9] = [
+    devices_batch,
+    steps_batch,
+    ops_batch,
+    launches_batch,
+    kernels_batch,
+    memcpys_batch,
+    comms_batch,
+    et_nodes_batch,
+    traces_batch,
+];
+
+/// Every table's batch, built at once: the operators', launches' and
+/// kernels' take most of the time, each on its own.
+pub fn trace_batches(t: &Trace, id: &Identity) -> Result<TraceBatches, ArrowError> {
+    let tables = TABLE_BATCHES
+        .par_iter()
+        .map(|build| build(t, id))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(TraceBatches { tables })
+}
+
+fn devices_batch(t: &Trace, id: &Identity) -> TableBatch {
+    let tid = id.trace_id.as_str();
     let d = &t.devices;
-    tables.push(batch(
+    batch(
         &lake::DEVICES,
         vec![
             ("trace_id", constant(tid, d.len())),
@@ -120,10 +145,13 @@ pub fn trace_batches(t: &Trace, id: &Identity) -> Result<TraceBatches, ArrowErro
             ),
             ("warp_size", i64s(d.iter().map(|d| d.warp_size))),
         ],
-    )?);
+    )
+}
 
+fn steps_batch(t: &Trace, id: &Identity) -> TableBatch {
+    let tid = id.trace_id.as_str();
     let s = &t.steps;
-    tables.push(batch(
+    batch(
         &lake::STEPS,
         vec![
             ("trace_id", constant(tid, s.len())),
@@ -140,10 +168,13 @@ pub fn trace_batches(t: &Trace, id: &Identity) -> Result<TraceBatches, ArrowErro
             ("gpu_start_ns", i64s(s.iter().map(|s| s.gpu_start_ns))),
             ("gpu_end_ns", i64s(s.iter().map(|s| s.gpu_end_ns))),
         ],
-    )?);
+    )
+}
 
+fn ops_batch(t: &Trace, id: &Identity) -> TableBatch {
+    let tid = id.trace_id.as_str();
     let o = &t.ops;
-    tables.push(batch(
+    batch(
         &lake::OPS,
         vec![
             ("trace_id", constant(tid, o.len())),
@@ -167,10 +198,13 @@ pub fn trace_batches(t: &Trace, id: &Identity) -> Result<TraceBatches, ArrowErro
             ("input_dims", shape_lists(o.iter().map(|o| o.input_dims.as_ref()))),
             ("input_types", str_lists(o.iter().map(|o| o.input_types.as_ref()))),
         ],
-    )?);
+    )
+}
 
+fn launches_batch(t: &Trace, id: &Identity) -> TableBatch {
+    let tid = id.trace_id.as_str();
     let l = &t.launches;
-    tables.push(batch(
+    batch(
         &lake::LAUNCHES,
         vec![
             ("trace_id", constant(tid, l.len())),
@@ -187,10 +221,13 @@ pub fn trace_batches(t: &Trace, id: &Identity) -> Result<TraceBatches, ArrowErro
             ("op_link", strs(l.iter().map(|l| l.op_link.map(OpLink::as_str)))),
             ("step_id", i64s(l.iter().map(|l| idx(l.step)))),
         ],
-    )?);
+    )
+}
 
+fn kernels_batch(t: &Trace, id: &Identity) -> TableBatch {
+    let tid = id.trace_id.as_str();
     let k = &t.kernels;
-    tables.push(batch(
+    batch(
         &lake::KERNELS,
         vec![
             ("trace_id", constant(tid, k.len())),
@@ -225,10 +262,13 @@ pub fn trace_batches(t: &Trace, id: &Identity) -> Result<TraceBatches, ArrowErro
                 strs(k.iter().map(|k| k.comm.as_ref().map(|c| c.collective))),
             ),
         ],
-    )?);
+    )
+}
 
+fn memcpys_batch(t: &Trace, id: &Identity) -> TableBatch {
+    let tid = id.trace_id.as_str();
     let m = &t.memcpys;
-    tables.push(batch(
+    batch(
         &lake::MEMCPY,
         vec![
             ("trace_id", constant(tid, m.len())),
@@ -248,14 +288,18 @@ pub fn trace_batches(t: &Trace, id: &Identity) -> Result<TraceBatches, ArrowErro
             ("op_id", i64s(m.iter().map(|m| idx(m.op)))),
             ("step_id", i64s(m.iter().map(|m| idx(m.step)))),
         ],
-    )?);
+    )
+}
 
+fn comms_batch(t: &Trace, id: &Identity) -> TableBatch {
+    let tid = id.trace_id.as_str();
+    let k = &t.kernels;
     let comms: Vec<(usize, &Kernel, &CommInfo)> = k
         .iter()
         .enumerate()
         .filter_map(|(i, k)| Some((i, k, k.comm.as_deref()?)))
         .collect();
-    tables.push(batch(
+    batch(
         &lake::COMMS,
         vec![
             ("trace_id", constant(tid, comms.len())),
@@ -289,10 +333,13 @@ pub fn trace_batches(t: &Trace, id: &Identity) -> Result<TraceBatches, ArrowErro
             ("dur_ns", i64s(comms.iter().map(|(_, k, _)| Some(k.dur_ns)))),
             ("step_id", i64s(comms.iter().map(|(_, k, _)| idx(k.step)))),
         ],
-    )?);
+    )
+}
 
+fn et_nodes_batch(t: &Trace, id: &Identity) -> TableBatch {
+    let tid = id.trace_id.as_str();
     let e = &t.et_nodes;
-    tables.push(batch(
+    batch(
         &lake::ET_NODES,
         vec![
             ("trace_id", constant(tid, e.len())),
@@ -312,11 +359,15 @@ pub fn trace_batches(t: &Trace, id: &Identity) -> Result<TraceBatches, ArrowErro
             ("is_communication", bools(e.iter().map(|n| Some(n.is_communication)))),
             ("collective_name", strs(e.iter().map(|n| n.collective_name.as_deref()))),
         ],
-    )?);
+    )
+}
 
+fn traces_batch(t: &Trace, id: &Identity) -> TableBatch {
+    let tid = id.trace_id.as_str();
+    let (s, k) = (&t.steps, &t.kernels);
     let meta = &t.meta;
     let unknown = [meta.unknown_keys.clone()];
-    tables.push(batch(
+    batch(
         &lake::TRACES,
         vec![
             ("trace_id", strs([Some(tid)])),
@@ -347,9 +398,7 @@ pub fn trace_batches(t: &Trace, id: &Identity) -> Result<TraceBatches, ArrowErro
             ("ingested_at_ns", i64s([Some(id.ingested_at_ns)])),
             ("tracecast_version", strs([Some(env!("CARGO_PKG_VERSION"))])),
         ],
-    )?);
-
-    Ok(TraceBatches { tables })
+    )
 }
 
 /// One `_ingest_log` row.

@@ -68,13 +68,23 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, ParseError> {
 }
 
 impl Parsed {
+    /// A Kineto file's records: the text's first part, and where it was
+    /// read in two, the part after it.
+    pub(crate) fn kineto(records: KinetoBuilder, rest: Option<KinetoBuilder>, raw: RawFile<'static>) -> Parsed {
+        Parsed(ParsedKind::Kineto { records, rest, raw })
+    }
+
     /// Merges, sorts and links the records. A file that yields no events
     /// at all is an error that says why.
     pub fn build(self) -> Result<Trace, ParseError> {
         let trace = match self.0 {
             ParsedKind::Kineto { mut records, rest, raw } => {
-                if let Some(rest) = rest {
+                let base = raw.base_time_ns.unwrap_or(0);
+                if let Some(mut rest) = rest {
+                    rayon::join(|| records.rebase_and_sort(base), || rest.rebase_and_sort(base));
                     records.absorb(rest);
+                } else {
+                    records.rebase_and_sort(base);
                 }
                 records.finish(raw)
             }
@@ -138,7 +148,7 @@ fn devices_of(raw: &[RawDevice]) -> Vec<Device> {
 /// until `finish` knows `baseTimeNanoseconds` (which may come after the
 /// events).
 #[derive(Default)]
-struct KinetoBuilder {
+pub(crate) struct KinetoBuilder {
     legacy_categories: bool,
     ops: Vec<Op>,
     launches: Vec<Launch>,
@@ -276,7 +286,7 @@ impl KinetoBuilder {
 
     /// Real traces average 200-300 bytes an event; reserving address space
     /// is cheap, growing and copying large vectors is not.
-    fn sized(bytes: usize) -> Self {
+    pub(crate) fn sized(bytes: usize) -> Self {
         let events = bytes / 256;
         KinetoBuilder {
             ops: Vec::with_capacity(events / 3),
@@ -286,8 +296,9 @@ impl KinetoBuilder {
         }
     }
 
-    /// Adds the records another builder made from the rest of the same file.
-    fn absorb(&mut self, other: KinetoBuilder) {
+    /// Adds the records another builder made from the text that follows,
+    /// before either is sorted.
+    pub(crate) fn append(&mut self, other: KinetoBuilder) {
         self.legacy_categories |= other.legacy_categories;
         self.ops.extend(other.ops);
         self.launches.extend(other.launches);
@@ -298,32 +309,72 @@ impl KinetoBuilder {
         self.dropped.add(other.dropped);
     }
 
+    /// The records of consecutive parts of one text, in their order.
+    pub(crate) fn joined(parts: Vec<KinetoBuilder>) -> KinetoBuilder {
+        let mut parts = parts.into_iter();
+        let mut out = parts.next().unwrap_or_default();
+        let rest: Vec<KinetoBuilder> = parts.collect();
+        out.ops.reserve(rest.iter().map(|p| p.ops.len()).sum());
+        out.launches.reserve(rest.iter().map(|p| p.launches.len()).sum());
+        out.kernels.reserve(rest.iter().map(|p| p.kernels.len()).sum());
+        out.memcpys.reserve(rest.iter().map(|p| p.memcpys.len()).sum());
+        for part in rest {
+            out.append(part);
+        }
+        out
+    }
+
+    /// Makes the times absolute and sorts each table by start. Outer spans
+    /// come first at equal starts, so nesting sees parents before children.
+    fn rebase_and_sort(&mut self, base: i64) {
+        rebase(&mut self.ops, base, |o| &mut o.start_ns);
+        rebase(&mut self.launches, base, |l| &mut l.start_ns);
+        rebase(&mut self.kernels, base, |k| &mut k.start_ns);
+        rebase(&mut self.memcpys, base, |m| &mut m.start_ns);
+        self.ops.sort_by_key(op_order);
+        self.launches.sort_by_key(|l| l.start_ns);
+        self.kernels.sort_by_key(|k| k.start_ns);
+        self.memcpys.sort_by_key(|m| m.start_ns);
+    }
+
+    /// Adds the records another builder made from the rest of the same
+    /// file, both sorted: each table is merged as a stable sort of the two
+    /// in file order would leave it.
+    fn absorb(&mut self, other: KinetoBuilder) {
+        self.legacy_categories |= other.legacy_categories;
+        let (ops, (launches, (kernels, memcpys))) = rayon::join(
+            || merge_sorted(std::mem::take(&mut self.ops), other.ops, op_order),
+            || {
+                rayon::join(
+                    || merge_sorted(std::mem::take(&mut self.launches), other.launches, |l| l.start_ns),
+                    || {
+                        rayon::join(
+                            || merge_sorted(std::mem::take(&mut self.kernels), other.kernels, |k| k.start_ns),
+                            || merge_sorted(std::mem::take(&mut self.memcpys), other.memcpys, |m| m.start_ns),
+                        )
+                    },
+                )
+            },
+        );
+        (self.ops, self.launches, self.kernels, self.memcpys) = (ops, launches, kernels, memcpys);
+        self.first_ns = [self.first_ns, other.first_ns].into_iter().flatten().min();
+        self.last_ns = [self.last_ns, other.last_ns].into_iter().flatten().max();
+        self.dropped.add(other.dropped);
+    }
+
     fn finish(self, raw: RawFile<'static>) -> Trace {
         let KinetoBuilder {
             legacy_categories,
-            mut ops,
-            mut launches,
-            mut kernels,
-            mut memcpys,
+            ops,
+            launches,
+            kernels,
+            memcpys,
             first_ns,
             last_ns,
             dropped,
             names: _,
         } = self;
         let base = raw.base_time_ns.unwrap_or(0);
-        if base != 0 {
-            ops.iter_mut()
-                .for_each(|o| o.start_ns = o.start_ns.saturating_add(base));
-            launches
-                .iter_mut()
-                .for_each(|l| l.start_ns = l.start_ns.saturating_add(base));
-            kernels
-                .iter_mut()
-                .for_each(|k| k.start_ns = k.start_ns.saturating_add(base));
-            memcpys
-                .iter_mut()
-                .for_each(|m| m.start_ns = m.start_ns.saturating_add(base));
-        }
         let mut meta = TraceMeta {
             era: if legacy_categories {
                 "kineto-2021"
@@ -350,12 +401,6 @@ impl KinetoBuilder {
         }
         let devices = devices_of(&raw.devices);
 
-        // Outer spans first at equal starts, so nesting sees parents before children.
-        ops.sort_by_key(|o| (o.start_ns, std::cmp::Reverse(o.dur_ns)));
-        launches.sort_by_key(|l| l.start_ns);
-        kernels.sort_by_key(|k| k.start_ns);
-        memcpys.sort_by_key(|m| m.start_ns);
-
         meta.pid = most_common(ops.iter().filter_map(|o| o.pid));
         meta.gpu_name = most_common(kernels.iter().filter_map(|k| k.device))
             .and_then(|id| devices.iter().find(|d| d.id == id))
@@ -377,6 +422,38 @@ impl KinetoBuilder {
         crate::link::link(&mut trace);
         trace
     }
+}
+
+/// Operators by start, the longer (outer) first at equal starts.
+fn op_order(o: &Op) -> (i64, std::cmp::Reverse<i64>) {
+    (o.start_ns, std::cmp::Reverse(o.dur_ns))
+}
+
+fn rebase<T>(records: &mut [T], base: i64, start_ns: impl Fn(&mut T) -> &mut i64) {
+    if base != 0 {
+        for r in records {
+            let start = start_ns(r);
+            *start = start.saturating_add(base);
+        }
+    }
+}
+
+/// Two runs sorted by `key` into one, ties taken from `a` first: what a
+/// stable sort of `a` then `b` gives.
+fn merge_sorted<T, K: Ord>(a: Vec<T>, b: Vec<T>, key: impl Fn(&T) -> K) -> Vec<T> {
+    if b.is_empty() {
+        return a;
+    }
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let mut b = b.into_iter().peekable();
+    for x in a {
+        while let Some(y) = b.next_if(|y| key(y) < key(&x)) {
+            out.push(y);
+        }
+        out.push(x);
+    }
+    out.extend(b);
+    out
 }
 
 fn most_common(values: impl Iterator<Item = i64>) -> Option<i64> {

@@ -15,6 +15,7 @@ mod link;
 pub mod model;
 mod pipeline;
 pub mod source;
+mod stream;
 
 use std::path::{Path, PathBuf};
 

@@ -14,7 +14,7 @@ use crate::batches::{self, Identity, LogRow, TraceBatches};
 use crate::json::ParseError;
 use crate::lake::{Lake, LakeError};
 use crate::source::{self, Contents, InputFile};
-use crate::{IngestError, build};
+use crate::{IngestError, build, stream};
 
 /// Tuning for an ingest run.
 #[derive(Debug, Clone)]
@@ -279,16 +279,11 @@ impl Context<'_> {
             false
         };
         let started = std::time::Instant::now();
-        let plain = match source::decompress_owned(bytes) {
-            Ok(p) => p,
+        let (uncompressed, parsed) = match stream::inflate_and_parse(bytes) {
+            Ok(read) => read,
             Err(e) => return fail(member, hash, format!("decompressing: {e}")),
         };
-        let decompressed = started.elapsed();
-        let uncompressed = plain.len() as u64;
-        // The records own their strings: the text goes before they are
-        // merged and linked.
-        let parsed = build::parse(&plain);
-        drop(plain);
+        let read = started.elapsed();
         let trace = match parsed.and_then(build::Parsed::build) {
             Ok(trace) => trace,
             Err(ParseError::Manifest) => {
@@ -316,11 +311,11 @@ impl Context<'_> {
             Err(e) => return fail(member, hash, format!("internal error converting to Arrow: {e}")),
         };
         tracing::debug!(
-            "{}: {} MB; gunzip {:?}, parse and link {:?}, arrow {:?}",
+            "{}: {} MB; inflate and parse {:?}, link {:?}, arrow {:?}",
             path.display(),
             uncompressed / 1_000_000,
-            decompressed,
-            linked - decompressed,
+            read,
+            linked - read,
             started.elapsed() - linked,
         );
         let log = LogRow {

@@ -196,6 +196,12 @@ pub fn decompress_owned(bytes: Vec<u8>) -> io::Result<Text> {
     Ok(Text::Inflated(out))
 }
 
+/// The uncompressed size of gzip bytes, as their trailer gives it (see
+/// [`trailer_size`]); `None` for other bytes.
+pub fn gzip_size(bytes: &[u8]) -> Option<usize> {
+    if is_gzip(bytes) { trailer_size(bytes) } else { None }
+}
+
 /// The uncompressed size a single-member gzip's trailer gives (mod 2^32),
 /// where it is plausible, so that a bad trailer cannot balloon a buffer.
 fn trailer_size(bytes: &[u8]) -> Option<usize> {

@@ -112,10 +112,6 @@ fn elements<'a>(
     sink: &mut dyn EventSink<'a>,
 ) -> Option<(usize, usize)> {
     let mut count = 0;
-    at = skip_ws(text, at);
-    if stop.is_none() && text.as_bytes().get(at) == Some(&b']') {
-        return Some((at, 0));
-    }
     loop {
         at = skip_ws(text, at);
         let (item, end) = element(text, at)?;
@@ -151,13 +147,25 @@ pub fn parse<'a>(
             let ((_, n1), (end, n2)) = (a?, b?);
             (n1 + n2, end)
         }
+        None if text.as_bytes().get(skip_ws(text, plan.first)) == Some(&b']') => (0, skip_ws(text, plan.first)),
         None => {
             let (end, n) = elements(text, plan.first, None, first)?;
             (n, end)
         }
     };
-    // The rest of the document, with the list emptied, holds the metadata.
-    let rest = format!("{}{}", &text[..plan.first], &text[end..]);
+    metadata(text, plan.first, end, count)
+}
+
+/// The document around the list (`text` up to `first`, just after the
+/// list's `[`, and from `end`, its `]`), read with the list emptied.
+fn metadata(text: &str, first: usize, end: usize, count: usize) -> Option<RawFile<'static>> {
+    metadata_around(&text[..first], &text[end..], count)
+}
+
+/// The document from `head` (up to the list's `[`) and `tail` (from its
+/// `]`): it must be valid JSON holding no other events.
+fn metadata_around(head: &str, tail: &str, count: usize) -> Option<RawFile<'static>> {
+    let rest = format!("{head}{tail}");
     let mut none = NoEvents(0);
     let file = parse_text(&rest, &mut none).ok()?;
     if none.0 != 0 || file.et_nodes.is_some() {
@@ -168,6 +176,56 @@ pub fn parse<'a>(
         et_nodes: None,
         ..file.into_static()
     })
+}
+
+/// For reading a list while its text is still being inflated: where the
+/// list starts in the first bytes of a file (just after its `[`).
+pub fn list_start(head: &[u8]) -> Option<usize> {
+    let valid = match std::str::from_utf8(head) {
+        Ok(text) => text,
+        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).ok()?,
+    };
+    plan_from(valid, usize::MAX).map(|plan| plan.first)
+}
+
+/// The length of the longest run of whole elements at the start of
+/// `bytes` that ends at an element boundary (its `,` included), as
+/// [`cut_near_middle`] finds one; `None` if `bytes` holds no boundary.
+pub fn whole_elements(bytes: &[u8]) -> Option<usize> {
+    let mut end = bytes.len();
+    loop {
+        let found = memchr::memmem::rfind(&bytes[..end], b"},\n")?;
+        let mut next = found + 2;
+        while let Some(b' ' | b'\n' | b'\r' | b'\t') = bytes.get(next) {
+            next += 1;
+        }
+        if bytes.get(next) == Some(&b'{') {
+            return Some(found + 2);
+        }
+        end = found + 1;
+    }
+}
+
+/// Reads a run of elements cut by [`whole_elements`] (it ends with the
+/// `,` after its last element). Returns how many, or `None` if the cut
+/// was not at a boundary of this list.
+pub fn run_of_elements<'a>(run: &'a str, sink: &mut dyn EventSink<'a>) -> Option<usize> {
+    let comma = run.len().checked_sub(1)?;
+    elements(run, 0, Some(comma), sink).map(|(_, n)| n)
+}
+
+/// Reads the last elements of the list, `tail` being the text after the
+/// last run (from just after its `,` to the end of the file), then the
+/// document around the list. `head` is the text up to the list's `[`, and
+/// `counted` the number of elements in the runs.
+pub fn last_elements<'a>(
+    head: &str,
+    tail: &'a str,
+    counted: usize,
+    sink: &mut dyn EventSink<'a>,
+) -> Option<RawFile<'static>> {
+    let (end, n) = elements(tail, 0, None, sink)?;
+    metadata_around(head, &tail[end..], counted + n)
 }
 
 struct NoEvents(usize);
