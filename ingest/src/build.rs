@@ -2,7 +2,10 @@
 //! sorted, steps found, and every kernel tied to its launch, operator and step.
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+use rayon::prelude::*;
 
 use rustc_hash::FxHashSet;
 
@@ -26,9 +29,9 @@ pub struct Parsed(ParsedKind);
 #[allow(clippy::large_enum_variant)]
 enum ParsedKind {
     Kineto {
-        records: KinetoBuilder,
-        /// The second half's records, where the file was parsed in two.
-        rest: Option<KinetoBuilder>,
+        /// The records of consecutive parts of the text (one, or as many
+        /// as were read at once), in file order.
+        parts: Vec<KinetoBuilder>,
         raw: RawFile<'static>,
     },
     Et(Trace),
@@ -41,16 +44,19 @@ enum ParsedKind {
 pub fn parse(bytes: &[u8]) -> Result<Parsed, ParseError> {
     let text = json::text(bytes)?;
     if let Some(plan) = json::list::plan(text) {
-        // The first builder's vectors are sized for the whole file, so that
-        // taking in the second half's records seldom moves them.
-        let second_bytes = if plan.is_cut() { text.len() / 2 } else { 0 };
-        let (mut first, mut second) = (KinetoBuilder::sized(text.len()), KinetoBuilder::sized(second_bytes));
+        let (first_bytes, second_bytes) = if plan.is_cut() {
+            (text.len() / 2, text.len() / 2)
+        } else {
+            (text.len(), 0)
+        };
+        let (mut first, mut second) = (KinetoBuilder::sized(first_bytes), KinetoBuilder::sized(second_bytes));
         if let Some(raw) = json::list::parse(text, &plan, &mut first, &mut second) {
-            return Ok(Parsed(ParsedKind::Kineto {
-                records: first,
-                rest: plan.is_cut().then_some(second),
-                raw: raw.into_static(),
-            }));
+            let parts = if plan.is_cut() {
+                vec![first, second]
+            } else {
+                vec![first]
+            };
+            return Ok(Parsed::kineto(parts, raw.into_static()));
         }
         tracing::debug!("the event list could not be read element by element; parsing in one pass");
     }
@@ -60,33 +66,25 @@ pub fn parse(bytes: &[u8]) -> Result<Parsed, ParseError> {
         ParsedKind::Et(build_et(raw))
     } else {
         ParsedKind::Kineto {
-            records: builder,
-            rest: None,
+            parts: vec![builder],
             raw: raw.into_static(),
         }
     }))
 }
 
 impl Parsed {
-    /// A Kineto file's records: the text's first part, and where it was
-    /// read in two, the part after it.
-    pub(crate) fn kineto(records: KinetoBuilder, rest: Option<KinetoBuilder>, raw: RawFile<'static>) -> Parsed {
-        Parsed(ParsedKind::Kineto { records, rest, raw })
+    /// A Kineto file's records, from consecutive parts of its text in file
+    /// order, and its metadata.
+    pub(crate) fn kineto(parts: Vec<KinetoBuilder>, raw: RawFile<'static>) -> Parsed {
+        Parsed(ParsedKind::Kineto { parts, raw })
     }
 
     /// Merges, sorts and links the records. A file that yields no events
     /// at all is an error that says why.
     pub fn build(self) -> Result<Trace, ParseError> {
         let trace = match self.0 {
-            ParsedKind::Kineto { mut records, rest, raw } => {
-                let base = raw.base_time_ns.unwrap_or(0);
-                if let Some(mut rest) = rest {
-                    rayon::join(|| records.rebase_and_sort(base), || rest.rebase_and_sort(base));
-                    records.absorb(rest);
-                } else {
-                    records.rebase_and_sort(base);
-                }
-                records.finish(raw)
+            ParsedKind::Kineto { parts, raw } => {
+                KinetoBuilder::merged(parts, raw.base_time_ns.unwrap_or(0)).finish(raw)
             }
             ParsedKind::Et(trace) => trace,
         };
@@ -296,8 +294,7 @@ impl KinetoBuilder {
         }
     }
 
-    /// Adds the records another builder made from the text that follows,
-    /// before either is sorted.
+    /// Adds the records another builder made from the text that follows.
     pub(crate) fn append(&mut self, other: KinetoBuilder) {
         self.legacy_categories |= other.legacy_categories;
         self.ops.extend(other.ops);
@@ -309,57 +306,53 @@ impl KinetoBuilder {
         self.dropped.add(other.dropped);
     }
 
-    /// The records of consecutive parts of one text, in their order.
-    pub(crate) fn joined(parts: Vec<KinetoBuilder>) -> KinetoBuilder {
-        let mut parts = parts.into_iter();
-        let mut out = parts.next().unwrap_or_default();
-        let rest: Vec<KinetoBuilder> = parts.collect();
-        out.ops.reserve(rest.iter().map(|p| p.ops.len()).sum());
-        out.launches.reserve(rest.iter().map(|p| p.launches.len()).sum());
-        out.kernels.reserve(rest.iter().map(|p| p.kernels.len()).sum());
-        out.memcpys.reserve(rest.iter().map(|p| p.memcpys.len()).sum());
-        for part in rest {
-            out.append(part);
-        }
-        out
-    }
-
-    /// Makes the times absolute and sorts each table by start. Outer spans
-    /// come first at equal starts, so nesting sees parents before children.
+    /// Makes the times absolute and sorts each table by start (the
+    /// operators beside the other three). Outer spans come first at equal
+    /// starts, so nesting sees parents before children.
     fn rebase_and_sort(&mut self, base: i64) {
-        rebase(&mut self.ops, base, |o| &mut o.start_ns);
-        rebase(&mut self.launches, base, |l| &mut l.start_ns);
-        rebase(&mut self.kernels, base, |k| &mut k.start_ns);
-        rebase(&mut self.memcpys, base, |m| &mut m.start_ns);
-        self.ops.sort_by_key(op_order);
-        self.launches.sort_by_key(|l| l.start_ns);
-        self.kernels.sort_by_key(|k| k.start_ns);
-        self.memcpys.sort_by_key(|m| m.start_ns);
+        rayon::join(
+            || {
+                rebase(&mut self.ops, base, |o| &mut o.start_ns);
+                self.ops.sort_by_key(op_order);
+            },
+            || {
+                rebase(&mut self.launches, base, |l| &mut l.start_ns);
+                rebase(&mut self.kernels, base, |k| &mut k.start_ns);
+                rebase(&mut self.memcpys, base, |m| &mut m.start_ns);
+                self.launches.sort_by_key(|l| l.start_ns);
+                self.kernels.sort_by_key(|k| k.start_ns);
+                self.memcpys.sort_by_key(|m| m.start_ns);
+            },
+        );
     }
 
-    /// Adds the records another builder made from the rest of the same
-    /// file, both sorted: each table is merged as a stable sort of the two
-    /// in file order would leave it.
-    fn absorb(&mut self, other: KinetoBuilder) {
-        self.legacy_categories |= other.legacy_categories;
-        let (ops, (launches, (kernels, memcpys))) = rayon::join(
-            || merge_sorted(std::mem::take(&mut self.ops), other.ops, op_order),
+    /// The records of consecutive parts of one text, each part rebased and
+    /// sorted at once, then merged table by table as a stable sort of all of
+    /// them in file order would leave them.
+    fn merged(mut parts: Vec<KinetoBuilder>, base: i64) -> KinetoBuilder {
+        parts.par_iter_mut().for_each(|part| part.rebase_and_sort(base));
+        let mut out = KinetoBuilder::default();
+        let (mut ops, mut launches, mut kernels, mut memcpys) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for part in parts {
+            out.legacy_categories |= part.legacy_categories;
+            out.first_ns = [out.first_ns, part.first_ns].into_iter().flatten().min();
+            out.last_ns = [out.last_ns, part.last_ns].into_iter().flatten().max();
+            out.dropped.add(part.dropped);
+            ops.push(part.ops);
+            launches.push(part.launches);
+            kernels.push(part.kernels);
+            memcpys.push(part.memcpys);
+        }
+        ((out.ops, out.launches), (out.kernels, out.memcpys)) = rayon::join(
+            || rayon::join(|| merge_runs(ops, op_order), || merge_runs(launches, |l| l.start_ns)),
             || {
                 rayon::join(
-                    || merge_sorted(std::mem::take(&mut self.launches), other.launches, |l| l.start_ns),
-                    || {
-                        rayon::join(
-                            || merge_sorted(std::mem::take(&mut self.kernels), other.kernels, |k| k.start_ns),
-                            || merge_sorted(std::mem::take(&mut self.memcpys), other.memcpys, |m| m.start_ns),
-                        )
-                    },
+                    || merge_runs(kernels, |k| k.start_ns),
+                    || merge_runs(memcpys, |m| m.start_ns),
                 )
             },
         );
-        (self.ops, self.launches, self.kernels, self.memcpys) = (ops, launches, kernels, memcpys);
-        self.first_ns = [self.first_ns, other.first_ns].into_iter().flatten().min();
-        self.last_ns = [self.last_ns, other.last_ns].into_iter().flatten().max();
-        self.dropped.add(other.dropped);
+        out
     }
 
     fn finish(self, raw: RawFile<'static>) -> Trace {
@@ -425,8 +418,8 @@ impl KinetoBuilder {
 }
 
 /// Operators by start, the longer (outer) first at equal starts.
-fn op_order(o: &Op) -> (i64, std::cmp::Reverse<i64>) {
-    (o.start_ns, std::cmp::Reverse(o.dur_ns))
+fn op_order(o: &Op) -> (i64, Reverse<i64>) {
+    (o.start_ns, Reverse(o.dur_ns))
 }
 
 fn rebase<T>(records: &mut [T], base: i64, start_ns: impl Fn(&mut T) -> &mut i64) {
@@ -438,21 +431,28 @@ fn rebase<T>(records: &mut [T], base: i64, start_ns: impl Fn(&mut T) -> &mut i64
     }
 }
 
-/// Two runs sorted by `key` into one, ties taken from `a` first: what a
-/// stable sort of `a` then `b` gives.
-fn merge_sorted<T, K: Ord>(a: Vec<T>, b: Vec<T>, key: impl Fn(&T) -> K) -> Vec<T> {
-    if b.is_empty() {
-        return a;
+/// Runs sorted by `key` merged into one, ties taken from the earlier run:
+/// what a stable sort of the runs one after the other gives.
+fn merge_runs<T, K: Ord>(runs: Vec<Vec<T>>, key: impl Fn(&T) -> K) -> Vec<T> {
+    let mut runs: Vec<Vec<T>> = runs.into_iter().filter(|r| !r.is_empty()).collect();
+    if runs.len() <= 1 {
+        return runs.pop().unwrap_or_default();
     }
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let mut b = b.into_iter().peekable();
-    for x in a {
-        while let Some(y) = b.next_if(|y| key(y) < key(&x)) {
-            out.push(y);
+    let mut out = Vec::with_capacity(runs.iter().map(Vec::len).sum());
+    let mut rest: Vec<std::vec::IntoIter<T>> = runs.into_iter().map(Vec::into_iter).collect();
+    let mut heads: Vec<Option<T>> = rest.iter_mut().map(Iterator::next).collect();
+    let mut order: BinaryHeap<Reverse<(K, usize)>> = heads
+        .iter()
+        .enumerate()
+        .filter_map(|(i, head)| Some(Reverse((key(head.as_ref()?), i))))
+        .collect();
+    while let Some(Reverse((_, i))) = order.pop() {
+        out.extend(heads[i].take());
+        if let Some(next) = rest[i].next() {
+            order.push(Reverse((key(&next), i)));
+            heads[i] = Some(next);
         }
-        out.push(x);
     }
-    out.extend(b);
     out
 }
 

@@ -1,18 +1,18 @@
-//! Inflating a gzip trace and reading its event list at once, so that both
-//! cores work from the first megabyte instead of parsing waiting for the
-//! whole inflate.
+//! Inflating a gzip trace and reading its event list at once: both cores
+//! work from the first megabyte, and the text is never held whole.
 //!
-//! The text is inflated into one map, as `source::decompress_owned` does.
-//! As it grows, each run of whole events behind the inflater is cut off
-//! (`split_at_mut`, at an element boundary `json::list` finds) and queued;
-//! another core reads the queue while the inflater goes on, and once the
-//! inflater is done it reads from the queue too. The last events, the
-//! list's `]` and the metadata after it are read with the whole text, and
-//! every run's records join in file order. If any run does not read as
-//! whole events of the list, the file is parsed from the whole text the
-//! usual way: a wrong cut costs time, never data.
+//! The inflater fills a buffer; once it holds a run of whole events (cut
+//! at an element boundary `json::list` finds), the run is queued and the
+//! few bytes after it start the next buffer. Another core reads the queue
+//! while the inflater goes on, and the inflater reads from it too when it
+//! falls behind, so that only a few runs' text is alive at once. The last
+//! events, the list's `]` and the metadata after it are read at the end,
+//! and every run's records join in file order (`Parsed::build`). If the
+//! list does not start in the first megabyte, or a run does not read as
+//! whole events of the list, the file is inflated again and parsed whole,
+//! the usual way: a wrong cut costs time, never data.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, Read};
 use std::sync::{Condvar, Mutex};
 
@@ -22,65 +22,50 @@ use crate::build::{self, KinetoBuilder, Parsed};
 use crate::json::{ParseError, list};
 use crate::source;
 
-/// Text inflated per read, and the least queued as one run: small enough
-/// that the other core starts early, large enough that a run's overhead
-/// (a builder, a boundary search) stays small.
+/// Text inflated per read, and the least cut off as one run: small enough
+/// that the other core starts early and little text is alive, large enough
+/// that a run's overhead (a builder, a boundary search) stays small.
 const READ_BYTES: usize = 1 << 20;
 const RUN_BYTES: usize = 2 << 20;
 
-/// Files below this size are read the usual way (`build::parse`).
+/// Runs waiting beyond which the inflater reads one itself.
+const MAX_QUEUED: usize = 2;
+
+/// Files below this size (as the gzip trailer gives it) are read the usual
+/// way (`build::parse`).
 const MIN_BYTES: usize = 8 << 20;
 
 /// A trace file's stored bytes inflated (if gzip) and parsed: the
 /// uncompressed size, and the records or why there are none. An `Err` is a
 /// file that could not be decompressed.
 pub(crate) fn inflate_and_parse(bytes: Vec<u8>) -> io::Result<(u64, Result<Parsed, ParseError>)> {
-    let size = source::gzip_size(&bytes).filter(|&n| n >= MIN_BYTES);
-    if let Some(size) = size {
-        // One byte more than the trailer says: a full map means it lied.
-        let mut map = memmap2::MmapMut::map_anon(size + 1)?;
-        let mut decoder = MultiGzDecoder::new(&bytes[..]);
-        match inflate_reading(&mut decoder, &mut map)? {
-            Inflated::Read { len, parsed } => return Ok((len as u64, Ok(*parsed))),
-            Inflated::Whole { len } => {
-                let parsed = build::parse(&map[..len]);
-                return Ok((len as u64, parsed));
-            }
-            Inflated::Overflow => {
-                let mut text = map.to_vec();
-                drop(map);
-                decoder.read_to_end(&mut text)?;
-                return Ok((text.len() as u64, build::parse(&text)));
-            }
+    if let Some(size) = source::gzip_size(&bytes).filter(|&n| n >= MIN_BYTES) {
+        if let Some((len, parsed)) = read_in_runs(&bytes, size)? {
+            return Ok((len, Ok(parsed)));
         }
+        tracing::debug!("the event list could not be read while inflating; reading the whole text");
     }
     let text = source::decompress_owned(bytes)?;
     Ok((text.len() as u64, build::parse(&text)))
 }
 
-enum Inflated {
-    /// Inflated and read at once.
-    Read { len: usize, parsed: Box<Parsed> },
-    /// Inflated, but to be parsed from the whole text.
-    Whole { len: usize },
-    /// The map filled: the gzip trailer's size was wrong.
-    Overflow,
-}
-
-/// Runs of whole events waiting to be read.
-struct Queue<'m> {
-    pending: Mutex<Pending<'m>>,
+/// Runs of whole events waiting to be read, and the buffers of runs
+/// already read, for the inflater to fill again: the allocator would keep
+/// freed buffers for a while, and new ones would come on top of them.
+struct Queue {
+    pending: Mutex<Pending>,
     ready: Condvar,
+    spare: Mutex<Vec<Vec<u8>>>,
 }
 
-struct Pending<'m> {
-    /// Each run with its place in the file.
-    runs: VecDeque<(usize, &'m [u8])>,
+struct Pending {
+    /// Each run's text with its place in the file.
+    runs: VecDeque<(usize, Vec<u8>)>,
     /// The inflater is done: no run will come.
     closed: bool,
 }
 
-impl<'m> Queue<'m> {
+impl Queue {
     fn new() -> Self {
         Queue {
             pending: Mutex::new(Pending {
@@ -88,16 +73,27 @@ impl<'m> Queue<'m> {
                 closed: false,
             }),
             ready: Condvar::new(),
+            spare: Mutex::new(Vec::new()),
         }
     }
 
-    fn push(&self, index: usize, run: &'m [u8]) {
-        self.pending
-            .lock()
-            .expect("no reader panics")
-            .runs
-            .push_back((index, run));
+    /// A buffer for the next run: one already read, emptied, or a new one.
+    fn buffer(&self) -> Vec<u8> {
+        let spare = self.spare.lock().expect("no reader panics").pop();
+        spare.unwrap_or_else(|| Vec::with_capacity(RUN_BYTES + READ_BYTES))
+    }
+
+    fn give_back(&self, mut run: Vec<u8>) {
+        run.clear();
+        self.spare.lock().expect("no reader panics").push(run);
+    }
+
+    /// Queues a run; returns how many are waiting.
+    fn push(&self, index: usize, run: Vec<u8>) -> usize {
+        let mut pending = self.pending.lock().expect("no reader panics");
+        pending.runs.push_back((index, run));
         self.ready.notify_one();
+        pending.runs.len()
     }
 
     fn close(&self) {
@@ -107,7 +103,7 @@ impl<'m> Queue<'m> {
 
     /// The next run; `None` once the queue is closed and empty. `wait`:
     /// block for one while the inflater may still add one.
-    fn pop(&self, wait: bool) -> Option<(usize, &'m [u8])> {
+    fn pop(&self, wait: bool) -> Option<(usize, Vec<u8>)> {
         let mut pending = self.pending.lock().expect("no reader panics");
         loop {
             if let Some(run) = pending.runs.pop_front() {
@@ -121,135 +117,139 @@ impl<'m> Queue<'m> {
     }
 }
 
-/// One run read into its own records; `None` when it did not read as a
-/// run of whole events.
-type RunRecords = (usize, Option<(usize, KinetoBuilder)>);
+/// The runs' records joined in file order as they are read (runs read out
+/// of order wait for the ones before them), so that each run's own records
+/// are freed at once and the file's are never held twice.
+struct Assembly {
+    records: KinetoBuilder,
+    /// Elements read so far.
+    counted: usize,
+    /// The run to join next, and the runs read before it.
+    next: usize,
+    waiting: BTreeMap<usize, KinetoBuilder>,
+    /// A run did not read as whole events: the text must be read whole.
+    failed: bool,
+}
 
-fn read_run(index: usize, run: &[u8]) -> RunRecords {
-    let records = std::str::from_utf8(run).ok().and_then(|text| {
+impl Assembly {
+    fn add(&mut self, index: usize, read: Option<(usize, KinetoBuilder)>) {
+        let Some((count, records)) = read.filter(|_| !self.failed) else {
+            self.failed = true;
+            self.waiting.clear();
+            return;
+        };
+        self.counted += count;
+        self.waiting.insert(index, records);
+        while let Some(records) = self.waiting.remove(&self.next) {
+            self.records.append(records);
+            self.next += 1;
+        }
+    }
+}
+
+/// Reads one run into its own records, and hands them on.
+fn read_run(index: usize, run: &[u8], assembly: &Mutex<Assembly>) {
+    let read = std::str::from_utf8(run).ok().and_then(|text| {
         let mut builder = KinetoBuilder::sized(run.len());
         let count = list::run_of_elements(text, &mut builder)?;
         Some((count, builder))
     });
-    (index, records)
+    assembly.lock().expect("no reader panics").add(index, read);
 }
 
-fn read_queue(queue: &Queue<'_>, wait: bool, out: &Mutex<Vec<RunRecords>>) {
+fn read_queue(queue: &Queue, wait: bool, assembly: &Mutex<Assembly>) {
     while let Some((index, run)) = queue.pop(wait) {
-        let records = read_run(index, run);
-        out.lock().expect("no reader panics").push(records);
+        read_run(index, &run, assembly);
+        queue.give_back(run);
     }
 }
 
-/// Inflates into `map`, queueing runs of whole events as they come for
-/// another core, and reading them too once the text is all there.
-fn inflate_reading(decoder: &mut MultiGzDecoder<&[u8]>, map: &mut [u8]) -> io::Result<Inflated> {
-    let capacity = map.len();
-    // The first read must hold the start of the list; else no runs.
-    let mut len = 0;
-    while len < READ_BYTES.min(capacity) {
-        match read_some(decoder, &mut map[len..READ_BYTES.min(capacity)])? {
-            0 => return Ok(Inflated::Whole { len }),
-            n => len += n,
-        }
+/// Appends up to `n` more inflated bytes to `buf`; 0 at the end.
+fn fill(decoder: &mut MultiGzDecoder<&[u8]>, buf: &mut Vec<u8>, n: usize) -> io::Result<usize> {
+    decoder.take(n as u64).read_to_end(buf)
+}
+
+/// Inflates `gz` and reads its event list run by run as it comes: the
+/// uncompressed size and the records, or `None` where the text must be
+/// read whole instead.
+fn read_in_runs(gz: &[u8], size: usize) -> io::Result<Option<(u64, Parsed)>> {
+    let mut decoder = MultiGzDecoder::new(gz);
+    let mut text = Vec::with_capacity(RUN_BYTES + READ_BYTES);
+    if fill(&mut decoder, &mut text, READ_BYTES)? < READ_BYTES {
+        return Ok(None);
     }
-    let Some(first) = list::list_start(&map[..len]) else {
-        return finish_inflating(decoder, map, len)
-            .map(|len| len.map_or(Inflated::Overflow, |len| Inflated::Whole { len }));
+    let Some(first) = list::list_start(&text) else {
+        return Ok(None);
     };
+    let head: Vec<u8> = text.drain(..first).collect();
+    let mut consumed = first;
 
     let queue = Queue::new();
-    let records = Mutex::new(Vec::new());
-    // `rest` is the text from the end of the last run queued; `filled` of
-    // it is inflated.
-    let (_, rest) = map.split_at_mut(first);
-    let mut filled = len - first;
-    let mut consumed = first;
-    let outcome = rayon::scope(|scope| {
-        scope.spawn(|_| read_queue(&queue, true, &records));
-        let mut rest = rest;
+    let assembly = Mutex::new(Assembly {
+        records: KinetoBuilder::sized(size),
+        counted: 0,
+        next: 0,
+        waiting: BTreeMap::new(),
+        failed: false,
+    });
+    let tail = rayon::scope(|scope| {
+        scope.spawn(|_| read_queue(&queue, true, &assembly));
         let mut runs = 0;
         let inflated = loop {
+            let before = text.len();
+            match fill(&mut decoder, &mut text, READ_BYTES) {
+                Ok(0) => break Ok(()),
+                Ok(_) => {}
+                Err(e) => break Err(e),
+            }
             // A boundary is looked for in the last read only (and a few
             // bytes before it): a text with none must not be searched again
             // and again as it grows.
-            let look_from = filled.saturating_sub(READ_BYTES + 64);
-            if filled >= RUN_BYTES
-                && let Some(run_len) = list::whole_elements(&rest[look_from..filled]).map(|n| look_from + n)
+            let look_from = before.saturating_sub(64);
+            if text.len() < RUN_BYTES {
+                continue;
+            }
+            let Some(run_len) = list::whole_elements(&text[look_from..]).map(|n| look_from + n) else {
+                continue;
+            };
+            let mut next = queue.buffer();
+            next.extend_from_slice(&text[run_len..]);
+            text.truncate(run_len);
+            consumed += run_len;
+            let waiting = queue.push(runs, std::mem::replace(&mut text, next));
+            runs += 1;
+            if waiting > MAX_QUEUED
+                && let Some((index, run)) = queue.pop(false)
             {
-                let (run, after) = std::mem::take(&mut rest).split_at_mut(run_len);
-                queue.push(runs, run);
-                runs += 1;
-                rest = after;
-                filled -= run_len;
-                consumed += run_len;
-            }
-            if filled == rest.len() {
-                break Ok(false);
-            }
-            let end = (filled + READ_BYTES).min(rest.len());
-            match read_some(decoder, &mut rest[filled..end]) {
-                Ok(0) => break Ok(true),
-                Ok(n) => filled += n,
-                Err(e) => break Err(e),
+                read_run(index, &run, &assembly);
+                queue.give_back(run);
             }
         };
         queue.close();
-        read_queue(&queue, false, &records);
-        inflated
-    });
-    let len = consumed + filled;
-    if !outcome? {
-        return Ok(Inflated::Overflow);
+        read_queue(&queue, false, &assembly);
+        inflated.map(|()| text)
+    })?;
+    let len = (consumed + tail.len()) as u64;
+
+    let Assembly {
+        mut records,
+        counted,
+        failed,
+        ..
+    } = assembly.into_inner().expect("no reader panics");
+    if failed {
+        return Ok(None);
     }
-    let mut runs = records.into_inner().expect("no reader panics");
-    runs.sort_by_key(|(index, _)| *index);
-    let Some(runs) = runs.into_iter().map(|(_, r)| r).collect::<Option<Vec<_>>>() else {
-        return Ok(Inflated::Whole { len });
-    };
     // The runs were checked as UTF-8 one by one; the rest is checked here.
-    let (Ok(head), Ok(tail)) = (
-        std::str::from_utf8(&map[..first]),
-        std::str::from_utf8(&map[consumed..len]),
-    ) else {
-        return Ok(Inflated::Whole { len });
+    let (Ok(head), Ok(tail)) = (std::str::from_utf8(&head), std::str::from_utf8(&tail)) else {
+        return Ok(None);
     };
-    let counted = runs.iter().map(|(n, _)| n).sum();
     let mut last = KinetoBuilder::sized(tail.len());
     let Some(raw) = list::last_elements(head, tail, counted, &mut last) else {
-        return Ok(Inflated::Whole { len });
+        return Ok(None);
     };
-    // Two halves in file order, which `Parsed::build` sorts at once.
-    let half = runs.len() / 2;
-    let mut later: Vec<KinetoBuilder> = runs.into_iter().map(|(_, builder)| builder).collect();
-    let earlier: Vec<KinetoBuilder> = later.drain(..half).collect();
-    later.push(last);
-    let (records, rest) = rayon::join(|| KinetoBuilder::joined(earlier), || KinetoBuilder::joined(later));
-    Ok(Inflated::Read {
-        len,
-        parsed: Box::new(Parsed::kineto(records, Some(rest), raw)),
-    })
-}
-
-/// Inflates the rest into `map` from `len`; `None` if it overflows.
-fn finish_inflating(decoder: &mut MultiGzDecoder<&[u8]>, map: &mut [u8], mut len: usize) -> io::Result<Option<usize>> {
-    while len < map.len() {
-        match read_some(decoder, &mut map[len..])? {
-            0 => return Ok(Some(len)),
-            n => len += n,
-        }
-    }
-    Ok(None)
-}
-
-/// One read, retried when interrupted.
-fn read_some(decoder: &mut MultiGzDecoder<&[u8]>, buf: &mut [u8]) -> io::Result<usize> {
-    loop {
-        match decoder.read(buf) {
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            other => return other,
-        }
-    }
+    records.append(last);
+    Ok(Some((len, Parsed::kineto(vec![records], raw))))
 }
 
 #[cfg(test)]
@@ -303,9 +303,7 @@ mod tests {
 
     /// Whether the runs were read while inflating (not the whole text after).
     fn read_while_inflating(stored: &[u8]) -> bool {
-        let mut map = vec![0; source::gzip_size(stored).expect("a size") + 1];
-        let mut decoder = MultiGzDecoder::new(stored);
-        matches!(inflate_reading(&mut decoder, &mut map), Ok(Inflated::Read { .. }))
+        matches!(read_in_runs(stored, 1 << 20), Ok(Some(_)))
     }
 
     #[test]
