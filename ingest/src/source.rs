@@ -102,20 +102,20 @@ pub fn is_zstd(bytes: &[u8]) -> bool {
 /// traces compressed with `--long` (windows over the default 128 MiB) read.
 const ZSTD_WINDOW_LOG_MAX: u32 = 31;
 
-fn zstd_reader<'a, R: Read + 'a>(inner: R) -> io::Result<Box<dyn Read + 'a>> {
+type ZstdDecoder<'a, R> = zstd::stream::read::Decoder<'a, io::BufReader<R>>;
+
+fn zstd_decoder<'a, R: Read>(inner: R) -> io::Result<ZstdDecoder<'a, R>> {
     let mut decoder = zstd::stream::read::Decoder::new(inner)?;
     decoder.window_log_max(ZSTD_WINDOW_LOG_MAX)?;
-    Ok(Box::new(decoder))
+    Ok(decoder)
+}
+
+fn zstd_reader<'a, R: Read + 'a>(inner: R) -> io::Result<Box<dyn Read + 'a>> {
+    Ok(Box::new(zstd_decoder(inner)?))
 }
 
 fn inflate_zstd(bytes: &[u8]) -> io::Result<Vec<u8>> {
-    // The frame header gives the size when the compressor knew it (zstd's CLI writes it).
-    let capacity = zstd::zstd_safe::get_frame_content_size(bytes)
-        .ok()
-        .flatten()
-        .and_then(|n| usize::try_from(n).ok())
-        .filter(|&n| n <= bytes.len().saturating_mul(256))
-        .unwrap_or_else(|| bytes.len().saturating_mul(12).min(1 << 30));
+    let capacity = zstd_size(bytes).unwrap_or_else(|| bytes.len().saturating_mul(12).min(1 << 30));
     let mut out = Vec::with_capacity(capacity);
     zstd_reader(bytes)?.read_to_end(&mut out)?;
     Ok(out)
@@ -196,10 +196,32 @@ pub fn decompress_owned(bytes: Vec<u8>) -> io::Result<Text> {
     Ok(Text::Inflated(out))
 }
 
-/// The uncompressed size of gzip bytes, as their trailer gives it (see
-/// [`trailer_size`]); `None` for other bytes.
-pub fn gzip_size(bytes: &[u8]) -> Option<usize> {
-    if is_gzip(bytes) { trailer_size(bytes) } else { None }
+/// A reader of the text of gzip or zstd bytes, with the text's size as the
+/// bytes state it (gzip's trailer, zstd's frame header) or, for a zstd
+/// stream that does not say (one written as it was made), a guess from
+/// JSON's usual ratio; `None` for other bytes, or a gzip trailer that is
+/// not plausible.
+pub fn inflater(bytes: &[u8]) -> io::Result<Option<(usize, Box<dyn Read + Send + '_>)>> {
+    if is_gzip(bytes)
+        && let Some(size) = trailer_size(bytes)
+    {
+        return Ok(Some((size, Box::new(MultiGzDecoder::new(bytes)))));
+    }
+    if is_zstd(bytes) {
+        let size = zstd_size(bytes).unwrap_or_else(|| bytes.len().saturating_mul(16));
+        return Ok(Some((size, Box::new(zstd_decoder(bytes)?))));
+    }
+    Ok(None)
+}
+
+/// The size zstd's frame header gives, where the compressor knew it (zstd's
+/// CLI writes it) and it is plausible.
+fn zstd_size(bytes: &[u8]) -> Option<usize> {
+    zstd::zstd_safe::get_frame_content_size(bytes)
+        .ok()
+        .flatten()
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|&n| n <= bytes.len().saturating_mul(256))
 }
 
 /// The uncompressed size a single-member gzip's trailer gives (mod 2^32),

@@ -16,8 +16,6 @@ use std::collections::{BTreeMap, VecDeque};
 use std::io::{self, Read};
 use std::sync::{Condvar, Mutex};
 
-use flate2::read::MultiGzDecoder;
-
 use crate::build::{self, KinetoBuilder, Parsed};
 use crate::json::{ParseError, list};
 use crate::source;
@@ -39,8 +37,8 @@ const MIN_BYTES: usize = 8 << 20;
 /// uncompressed size, and the records or why there are none. An `Err` is a
 /// file that could not be decompressed.
 pub(crate) fn inflate_and_parse(bytes: Vec<u8>) -> io::Result<(u64, Result<Parsed, ParseError>)> {
-    if let Some(size) = source::gzip_size(&bytes).filter(|&n| n >= MIN_BYTES) {
-        if let Some((len, parsed)) = read_in_runs(&bytes, size)? {
+    if let Some((size, inflater)) = source::inflater(&bytes)?.filter(|(size, _)| *size >= MIN_BYTES) {
+        if let Some((len, parsed)) = read_in_runs(inflater, size)? {
             return Ok((len, Ok(parsed)));
         }
         tracing::debug!("the event list could not be read while inflating; reading the whole text");
@@ -165,17 +163,16 @@ fn read_queue(queue: &Queue, wait: bool, assembly: &Mutex<Assembly>) {
 }
 
 /// Appends up to `n` more inflated bytes to `buf`; 0 at the end.
-fn fill(decoder: &mut MultiGzDecoder<&[u8]>, buf: &mut Vec<u8>, n: usize) -> io::Result<usize> {
-    decoder.take(n as u64).read_to_end(buf)
+fn fill(inflater: &mut dyn Read, buf: &mut Vec<u8>, n: usize) -> io::Result<usize> {
+    inflater.take(n as u64).read_to_end(buf)
 }
 
-/// Inflates `gz` and reads its event list run by run as it comes: the
-/// uncompressed size and the records, or `None` where the text must be
-/// read whole instead.
-fn read_in_runs(gz: &[u8], size: usize) -> io::Result<Option<(u64, Parsed)>> {
-    let mut decoder = MultiGzDecoder::new(gz);
+/// Reads the event list of the text `inflater` gives run by run as it
+/// comes (`size`: the text's stated size): the text's size and the
+/// records, or `None` where the text must be read whole instead.
+fn read_in_runs(mut inflater: Box<dyn Read + Send + '_>, size: usize) -> io::Result<Option<(u64, Parsed)>> {
     let mut text = Vec::with_capacity(RUN_BYTES + READ_BYTES);
-    if fill(&mut decoder, &mut text, READ_BYTES)? < READ_BYTES {
+    if fill(&mut inflater, &mut text, READ_BYTES)? < READ_BYTES {
         return Ok(None);
     }
     let Some(first) = list::list_start(&text) else {
@@ -197,7 +194,7 @@ fn read_in_runs(gz: &[u8], size: usize) -> io::Result<Option<(u64, Parsed)>> {
         let mut runs = 0;
         let inflated = loop {
             let before = text.len();
-            match fill(&mut decoder, &mut text, READ_BYTES) {
+            match fill(&mut inflater, &mut text, READ_BYTES) {
                 Ok(0) => break Ok(()),
                 Ok(_) => {}
                 Err(e) => break Err(e),
@@ -303,7 +300,8 @@ mod tests {
 
     /// Whether the runs were read while inflating (not the whole text after).
     fn read_while_inflating(stored: &[u8]) -> bool {
-        matches!(read_in_runs(stored, 1 << 20), Ok(Some(_)))
+        let (size, inflater) = source::inflater(stored).unwrap().expect("a stated size");
+        matches!(read_in_runs(inflater, size), Ok(Some(_)))
     }
 
     #[test]
@@ -311,12 +309,16 @@ mod tests {
         for nested in [false, true] {
             let text = trace_text(40_000, nested);
             assert!(text.len() > MIN_BYTES, "{}", text.len());
-            let stored = gzip(text.as_bytes());
-            if !nested {
-                assert!(read_while_inflating(&stored));
+            let gz = gzip(text.as_bytes());
+            // zstd's one-shot compression states the size, as its CLI does.
+            let zst = zstd::bulk::compress(text.as_bytes(), 1).unwrap();
+            for stored in [gz, zst] {
+                if !nested {
+                    assert!(read_while_inflating(&stored));
+                }
+                let (streamed, whole) = both_ways(stored, text.as_bytes());
+                assert!(streamed == whole, "nested: {nested}");
             }
-            let (streamed, whole) = both_ways(stored, text.as_bytes());
-            assert!(streamed == whole, "nested: {nested}");
         }
     }
 
@@ -328,7 +330,11 @@ mod tests {
         let split = text.len() / 4;
         let mut stored = gzip(&text.as_bytes()[..split]);
         stored.extend(gzip(&text.as_bytes()[split..]));
-        assert!(source::gzip_size(&stored).is_some_and(|n| n >= MIN_BYTES && n < text.len()));
+        assert!(
+            source::inflater(&stored)
+                .unwrap()
+                .is_some_and(|(n, _)| n >= MIN_BYTES && n < text.len())
+        );
         let (streamed, whole) = both_ways(stored, text.as_bytes());
         assert!(streamed == whole);
     }
