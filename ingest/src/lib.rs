@@ -2,8 +2,9 @@
 //! Execution Traces, plain, gzip or in tar archives -> a Parquet lake.
 //!
 //! Data flow: [`source`] finds files and archive members -> [`json`] parses
-//! one in a single pass -> [`build`]/[`link`] make a linked [`model::Trace`]
-//! -> [`batches`] turns it into Arrow -> [`lake`] commits whole files.
+//! one in a single pass (`stream` reads a large compressed one while it is
+//! inflated) -> [`build`]/[`link`] make a linked [`model::Trace`] ->
+//! [`batches`] turns it into Arrow -> [`lake`] commits whole files.
 
 pub mod batches;
 mod build;

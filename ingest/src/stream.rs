@@ -168,8 +168,9 @@ fn fill(inflater: &mut dyn Read, buf: &mut Vec<u8>, n: usize) -> io::Result<usiz
 }
 
 /// Reads the event list of the text `inflater` gives run by run as it
-/// comes (`size`: the text's stated size): the text's size and the
-/// records, or `None` where the text must be read whole instead.
+/// comes (`size`: the text's size as stated or guessed, which room is made
+/// for): the text's size and the records, or `None` where the text must be
+/// read whole instead.
 fn read_in_runs(mut inflater: Box<dyn Read + Send + '_>, size: usize) -> io::Result<Option<(u64, Parsed)>> {
     let mut text = Vec::with_capacity(RUN_BYTES + READ_BYTES);
     if fill(&mut inflater, &mut text, READ_BYTES)? < READ_BYTES {
@@ -193,6 +194,10 @@ fn read_in_runs(mut inflater: Box<dyn Read + Send + '_>, size: usize) -> io::Res
         scope.spawn(|_| read_queue(&queue, true, &assembly));
         let mut runs = 0;
         let inflated = loop {
+            if assembly.lock().expect("no reader panics").failed {
+                // The text will be read whole: no use reading on.
+                break Ok(());
+            }
             let before = text.len();
             match fill(&mut inflater, &mut text, READ_BYTES) {
                 Ok(0) => break Ok(()),
