@@ -93,44 +93,35 @@ impl<'a> Cursor<'a> {
     /// `{ "key": value, ... }`, each key handed to `field` with the cursor at
     /// its value.
     fn object(&mut self, mut field: impl FnMut(&mut Self, &'a str) -> Option<()>) -> Option<()> {
-        self.eat(b'{')?;
-        self.ws();
-        if self.eat(b'}').is_some() {
-            return Some(());
-        }
-        loop {
-            self.ws();
-            let key = self.plain_string()?;
-            self.ws();
-            self.eat(b':')?;
-            self.ws();
-            field(self, key)?;
-            self.ws();
-            match self.peek()? {
-                b',' => self.at += 1,
-                b'}' => {
-                    self.at += 1;
-                    return Some(());
-                }
-                _ => return None,
-            }
-        }
+        self.items(b'{', b'}', |c| {
+            let key = c.plain_string()?;
+            c.ws();
+            c.eat(b':')?;
+            c.ws();
+            field(c, key)
+        })
     }
 
     /// `[ value, ... ]`, the cursor handed to `element` at each value.
-    fn list(&mut self, mut element: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
-        self.eat(b'[')?;
+    fn list(&mut self, element: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.items(b'[', b']', element)
+    }
+
+    /// `open item, item, ... close`, each item read by `item` from its first
+    /// byte; no trailing comma.
+    fn items(&mut self, open: u8, close: u8, mut item: impl FnMut(&mut Self) -> Option<()>) -> Option<()> {
+        self.eat(open)?;
         self.ws();
-        if self.eat(b']').is_some() {
+        if self.eat(close).is_some() {
             return Some(());
         }
         loop {
             self.ws();
-            element(self)?;
+            item(self)?;
             self.ws();
             match self.peek()? {
                 b',' => self.at += 1,
-                b']' => {
+                b if b == close => {
                     self.at += 1;
                     return Some(());
                 }
