@@ -14,12 +14,6 @@ use crate::json::lenient::Scalar;
 use crate::json::{self, EventSink, ParseError, RawDevice, RawEtNode, RawEvent, RawFile, time::time_ns};
 use crate::model::*;
 
-/// Parses and links one trace file's (decompressed) bytes: [`parse`], then
-/// [`Parsed::build`].
-pub fn parse_and_build(bytes: &[u8]) -> Result<Trace, ParseError> {
-    parse(bytes)?.build()
-}
-
 /// A trace file's records, owning their strings, before they are merged,
 /// sorted and linked: the text they came from can be freed first, so that
 /// it is never held beside the merged records (ingest's peak memory).

@@ -47,14 +47,22 @@ pub fn read_traces(
         path: path.to_path_buf(),
         reason,
     };
+    let single = matches!(
+        source::open(&bytes).map_err(|e| unreadable(e.to_string()))?,
+        source::Contents::Single
+    );
+    if single {
+        with_trace(bytes, |t| each(None, t));
+        return Ok(());
+    }
     match source::open(&bytes).map_err(|e| unreadable(e.to_string()))? {
-        source::Contents::Single => with_trace(&bytes, |t| each(None, t)),
+        source::Contents::Single => unreachable!("told apart above"),
         source::Contents::Archive(mut archive) => {
             let entries = archive.entries().map_err(|e| unreadable(format!("archive: {e}")))?;
             for entry in entries {
                 let member = pipeline::read_member(entry).map_err(|e| unreadable(e.to_string()))?;
                 if let Some((name, data)) = member {
-                    with_trace(&data, |t| each(Some(&name), t));
+                    with_trace(data, |t| each(Some(&name), t));
                 }
             }
         }
@@ -62,13 +70,13 @@ pub fn read_traces(
     Ok(())
 }
 
-/// Decompresses, parses and links one trace's bytes.
-fn with_trace(bytes: &[u8], f: impl FnOnce(Result<&model::Trace, String>)) {
-    let plain = match source::decompress(bytes) {
-        Ok(p) => p,
+/// Decompresses, parses and links one trace's bytes, as `ingest` does.
+fn with_trace(bytes: Vec<u8>, f: impl FnOnce(Result<&model::Trace, String>)) {
+    let parsed = match stream::inflate_and_parse(bytes) {
+        Ok((_, parsed)) => parsed,
         Err(e) => return f(Err(format!("decompressing: {e}"))),
     };
-    match build::parse_and_build(&plain) {
+    match parsed.and_then(build::Parsed::build) {
         Ok(trace) => f(Ok(&trace)),
         Err(e) => f(Err(e.to_string())),
     }
