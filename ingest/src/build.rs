@@ -3,9 +3,7 @@
 
 use std::borrow::Cow;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
-
-use rayon::prelude::*;
+use std::collections::HashMap;
 
 use rustc_hash::FxHashSet;
 
@@ -38,12 +36,10 @@ enum ParsedKind {
 pub fn parse(bytes: &[u8]) -> Result<Parsed, ParseError> {
     let text = json::text(bytes)?;
     if let Some(plan) = json::list::plan(text) {
-        let (first_bytes, second_bytes) = if plan.is_cut() {
-            (text.len() / 2, text.len() / 2)
-        } else {
-            (text.len(), 0)
-        };
-        let (mut first, mut second) = (KinetoBuilder::sized(first_bytes), KinetoBuilder::sized(second_bytes));
+        // The first builder's vectors are sized for the whole file, so that
+        // taking in the second half's records seldom moves them.
+        let second_bytes = if plan.is_cut() { text.len() / 2 } else { 0 };
+        let (mut first, mut second) = (KinetoBuilder::sized(text.len()), KinetoBuilder::sized(second_bytes));
         if let Some(raw) = json::list::parse(text, &plan, &mut first, &mut second) {
             let parts = if plan.is_cut() {
                 vec![first, second]
@@ -78,7 +74,7 @@ impl Parsed {
     pub fn build(self) -> Result<Trace, ParseError> {
         let trace = match self.0 {
             ParsedKind::Kineto { parts, raw } => {
-                KinetoBuilder::merged(parts, raw.base_time_ns.unwrap_or(0)).finish(raw)
+                KinetoBuilder::joined(parts, raw.base_time_ns.unwrap_or(0)).finish(raw)
             }
             ParsedKind::Et(trace) => trace,
         };
@@ -320,32 +316,15 @@ impl KinetoBuilder {
         );
     }
 
-    /// The records of consecutive parts of one text, each part rebased and
-    /// sorted at once, then merged table by table as a stable sort of all of
-    /// them in file order would leave them.
-    fn merged(mut parts: Vec<KinetoBuilder>, base: i64) -> KinetoBuilder {
-        parts.par_iter_mut().for_each(|part| part.rebase_and_sort(base));
-        let mut out = KinetoBuilder::default();
-        let (mut ops, mut launches, mut kernels, mut memcpys) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    /// The records of consecutive parts of one text, joined in file order,
+    /// rebased and sorted.
+    fn joined(parts: Vec<KinetoBuilder>, base: i64) -> KinetoBuilder {
+        let mut parts = parts.into_iter();
+        let mut out = parts.next().unwrap_or_default();
         for part in parts {
-            out.legacy_categories |= part.legacy_categories;
-            out.first_ns = [out.first_ns, part.first_ns].into_iter().flatten().min();
-            out.last_ns = [out.last_ns, part.last_ns].into_iter().flatten().max();
-            out.dropped.add(part.dropped);
-            ops.push(part.ops);
-            launches.push(part.launches);
-            kernels.push(part.kernels);
-            memcpys.push(part.memcpys);
+            out.append(part);
         }
-        ((out.ops, out.launches), (out.kernels, out.memcpys)) = rayon::join(
-            || rayon::join(|| merge_runs(ops, op_order), || merge_runs(launches, |l| l.start_ns)),
-            || {
-                rayon::join(
-                    || merge_runs(kernels, |k| k.start_ns),
-                    || merge_runs(memcpys, |m| m.start_ns),
-                )
-            },
-        );
+        out.rebase_and_sort(base);
         out
     }
 
@@ -423,31 +402,6 @@ fn rebase<T>(records: &mut [T], base: i64, start_ns: impl Fn(&mut T) -> &mut i64
             *start = start.saturating_add(base);
         }
     }
-}
-
-/// Runs sorted by `key` merged into one, ties taken from the earlier run:
-/// what a stable sort of the runs one after the other gives.
-fn merge_runs<T, K: Ord>(runs: Vec<Vec<T>>, key: impl Fn(&T) -> K) -> Vec<T> {
-    let mut runs: Vec<Vec<T>> = runs.into_iter().filter(|r| !r.is_empty()).collect();
-    if runs.len() <= 1 {
-        return runs.pop().unwrap_or_default();
-    }
-    let mut out = Vec::with_capacity(runs.iter().map(Vec::len).sum());
-    let mut rest: Vec<std::vec::IntoIter<T>> = runs.into_iter().map(Vec::into_iter).collect();
-    let mut heads: Vec<Option<T>> = rest.iter_mut().map(Iterator::next).collect();
-    let mut order: BinaryHeap<Reverse<(K, usize)>> = heads
-        .iter()
-        .enumerate()
-        .filter_map(|(i, head)| Some(Reverse((key(head.as_ref()?), i))))
-        .collect();
-    while let Some(Reverse((_, i))) = order.pop() {
-        out.extend(heads[i].take());
-        if let Some(next) = rest[i].next() {
-            order.push(Reverse((key(&next), i)));
-            heads[i] = Some(next);
-        }
-    }
-    out
 }
 
 fn most_common(values: impl Iterator<Item = i64>) -> Option<i64> {
