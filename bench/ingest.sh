@@ -37,7 +37,8 @@ from hta.trace_analysis import TraceAnalysis
 TraceAnalysis(trace_dir=sys.argv[1])
 PY
 
-MB=$(zcat "$TRACE" | wc -c | awk '{printf "%.1f", $1/1e6}')
+JSON_BYTES=$(zcat "$TRACE" | wc -c)
+MB=$(awk -v b="$JSON_BYTES" 'BEGIN {printf "%.1f", b/1e6}')
 echo "== single file: $TRACE ($MB MB of JSON)"
 hyperfine --warmup 1 --runs 10 --export-markdown "$WORK/single.md" \
   -n "zcat (floor)" "zcat $TRACE > /dev/null" \
@@ -49,7 +50,7 @@ echo "== peak memory (max resident set, /usr/bin/time -v; tracecast 7 runs, it m
 for _ in 1 2 3 4 5 6 7; do
   rm -rf "$WORK/lake"
   /usr/bin/time -v "$BIN" -q ingest "$TRACE" --lake "$WORK/lake" 2>&1 >/dev/null | awk '/Maximum resident/ {print $NF}'
-done | sort -n | awk -v json="$(zcat "$TRACE" | wc -c)" '{v[NR] = $1} END {
+done | sort -n | awk -v json="$JSON_BYTES" '{v[NR] = $1} END {
   printf "tracecast: median %d KiB (%.2fx the JSON), max %d KiB (%.2fx)\n", v[4], v[4] * 1024 / json, v[NR], v[NR] * 1024 / json }'
 /usr/bin/time -v bench/.venv/bin/python "$WORK/run_hta.py" "$WORK/hta" 2>&1 >/dev/null | grep -E "Maximum resident|Elapsed"
 

@@ -47,16 +47,8 @@ pub fn read_traces(
         path: path.to_path_buf(),
         reason,
     };
-    let single = matches!(
-        source::open(&bytes).map_err(|e| unreadable(e.to_string()))?,
-        source::Contents::Single
-    );
-    if single {
-        with_trace(bytes, |t| each(None, t));
-        return Ok(());
-    }
-    match source::open(&bytes).map_err(|e| unreadable(e.to_string()))? {
-        source::Contents::Single => unreachable!("told apart above"),
+    let archive = match source::open(&bytes).map_err(|e| unreadable(e.to_string()))? {
+        source::Contents::Single => false,
         source::Contents::Archive(mut archive) => {
             let entries = archive.entries().map_err(|e| unreadable(format!("archive: {e}")))?;
             for entry in entries {
@@ -65,7 +57,11 @@ pub fn read_traces(
                     with_trace(data, |t| each(Some(&name), t));
                 }
             }
+            true
         }
+    };
+    if !archive {
+        with_trace(bytes, |t| each(None, t));
     }
     Ok(())
 }

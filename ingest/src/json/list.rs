@@ -41,12 +41,23 @@ impl Plan {
 }
 
 /// JSON's four whitespace bytes, no others (serde refuses a form feed).
-fn skip_ws(text: &str, mut at: usize) -> usize {
-    let b = text.as_bytes();
+fn skip_ws(text: &str, at: usize) -> usize {
+    skip_ws_bytes(text.as_bytes(), at)
+}
+
+fn skip_ws_bytes(b: &[u8], mut at: usize) -> usize {
     while let Some(b' ' | b'\n' | b'\r' | b'\t') = b.get(at) {
         at += 1;
     }
     at
+}
+
+/// The textual guess at an element boundary: `},` followed by a newline
+/// (which no JSON string holds raw), whitespace and `{`. Given where a
+/// `},\n` was found, the offset of that `{`, if it is there.
+fn boundary_at(b: &[u8], found: usize) -> Option<usize> {
+    let next = skip_ws_bytes(b, found + 2);
+    (b.get(next) == Some(&b'{')).then_some(next)
 }
 
 /// Where `traceEvents` starts, cut near its middle when the file is large
@@ -79,8 +90,7 @@ fn cut_near_middle(text: &str, first: usize) -> Option<Cut> {
     let mut from = first + (text.len() - first) / 2;
     for _ in 0..64 {
         let found = from + text[from..].find("},\n")?;
-        let second = skip_ws(text, found + 2);
-        if text.as_bytes().get(second) == Some(&b'{') {
+        if let Some(second) = boundary_at(text.as_bytes(), found) {
             return Some(Cut {
                 comma: found + 1,
                 second,
@@ -195,11 +205,7 @@ pub fn whole_elements(bytes: &[u8]) -> Option<usize> {
     let mut end = bytes.len();
     loop {
         let found = memchr::memmem::rfind(&bytes[..end], b"},\n")?;
-        let mut next = found + 2;
-        while let Some(b' ' | b'\n' | b'\r' | b'\t') = bytes.get(next) {
-            next += 1;
-        }
-        if bytes.get(next) == Some(&b'{') {
+        if boundary_at(bytes, found).is_some() {
             return Some(found + 2);
         }
         end = found + 1;
