@@ -465,6 +465,17 @@ fn predict_without_a_model_uses_the_built_in_one() {
     let (t4, h100) = (price("T4"), price("H100"));
     assert!(h100 > 0.0 && t4 > h100, "T4 {t4} ms, H100 {h100} ms");
 
+    // The first command, no output directory: the same price is
+    // printed, and the note says nothing was written.
+    let shown = tracecast(&["predict", "--trace", s(&trace), "--gpu", "H100"]);
+    let (stdout, stderr) = text(&shown);
+    assert!(shown.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains(&format!("{h100:.3}")), "{h100} ms not in:\n{stdout}");
+    assert!(
+        stderr.contains("nothing written") && !stdout.contains("wrote"),
+        "{stdout}\n{stderr}"
+    );
+
     // A batch what-if on a trace whose batch nothing states: the error
     // names the file and the flag that states it, which then works.
     let out = dir.path().join("pred-b64");

@@ -57,14 +57,16 @@ pub struct PredictJob<'a> {
     pub gpu_type: Option<String>,
     /// `PredictRequest::profiler_overhead_us`.
     pub profiler_overhead_us: f64,
-    pub out: &'a Path,
+    /// Where to write the prediction's tables; `None` writes nothing (the
+    /// caller shows the prediction).
+    pub out: Option<&'a Path>,
     /// Called with (items done, items to do) while featurizing.
     pub progress: &'a (dyn Fn(u64, u64) + Sync),
 }
 
 pub struct PredictOutcome {
     pub prediction: Prediction,
-    /// The files written under `job.out`.
+    /// The files written under `job.out` (none without it).
     pub files: Vec<PathBuf>,
     /// The window model's W and S.
     pub window: usize,
@@ -73,7 +75,7 @@ pub struct PredictOutcome {
     pub no_windows: Vec<String>,
 }
 
-/// Prices `job.input` and writes the outputs into `job.out`.
+/// Prices `job.input` and writes the outputs into `job.out`, where given.
 pub fn predict(job: &PredictJob<'_>) -> Result<PredictOutcome, PipelineError> {
     let model = match job.model_dir {
         Some(dir) => Model::load(dir)?,
@@ -189,7 +191,10 @@ pub fn predict(job: &PredictJob<'_>) -> Result<PredictOutcome, PipelineError> {
         profiler_overhead_us: job.profiler_overhead_us,
     };
     let prediction = tracecast_predict::predict(&request)?;
-    let files = write_outputs(&prediction, job.out)?;
+    let files = match job.out {
+        Some(out) => write_outputs(&prediction, out)?,
+        None => Vec::new(),
+    };
     Ok(PredictOutcome {
         prediction,
         files,

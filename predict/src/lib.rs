@@ -875,7 +875,7 @@ fn coverage_notes(data: &Dataset, coverage: &[Coverage]) -> Vec<String> {
                 String::new()
             };
             format!(
-                "trace {}: the what-if moved {:.0}% of its kernel time by operator shapes, {:.0}% by kernel family and recorded time (no shapes in the trace), and left {:.0}% (collectives) as recorded{tf32}{half}",
+                "trace {}: the what-if moved {:.0}% of its kernel time by operator shapes, {:.0}% by kernel family and recorded time (kernels whose operator has no shapes in the trace), and left {:.0}% (collectives) as recorded{tf32}{half}",
                 info.trace_id,
                 pct(c.from_shapes_ns),
                 pct(c.inferred_ns),

@@ -91,7 +91,7 @@ use crate::progress::Ui;
 /// traces (`tracecast train`) prices yours better.
 ///
 /// Examples:
-///   tracecast predict --trace run.pt.trace.json.gz --gpu H100 --out pred
+///   tracecast predict --trace run.pt.trace.json.gz --gpu H100
 ///   tracecast predict --model model --trace run.json.gz --trace-batch-size 32 --gpu H100 --batch-size 64 --gpus 1,2,4,8 --out pred-h100
 ///   tracecast predict --model model --lake lake --labels labels.csv --gpus 1,8,16 --out pred-lake
 #[derive(Args)]
@@ -121,9 +121,10 @@ pub struct PredictArgs {
     /// A feature directory built with the model's W and S.
     #[arg(long, group = "input")]
     features: Option<PathBuf>,
-    /// Output directory (created).
+    /// Output directory (created) for the per-step and per-trace tables
+    /// (Parquet and CSV) [default: none; the prediction is printed].
     #[arg(long)]
-    out: PathBuf,
+    out: Option<PathBuf>,
     /// Target GPU: a hardware profile's name, alias, file stem or short name
     /// (H100, V100: one profile must match), or a profile / spec-sheet file [default: the recorded GPU].
     #[arg(long)]
@@ -322,7 +323,7 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
         },
         gpu_type: args.gpu_type.clone(),
         profiler_overhead_us: args.profiler_overhead_us,
-        out: &args.out,
+        out: args.out.as_deref(),
         progress: &progress,
     });
     bar.finish_and_clear();
@@ -350,9 +351,14 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
     for note in &prediction.notes {
         eprintln!("note: {note}");
     }
-    println!("wrote {}:", args.out.display());
-    for f in &outcome.files {
-        println!("  {}", f.display());
+    match &args.out {
+        Some(out) => {
+            println!("wrote {}:", out.display());
+            for f in &outcome.files {
+                println!("  {}", f.display());
+            }
+        }
+        None => eprintln!("note: nothing written (--out DIR writes every step and trace as Parquet and CSV)"),
     }
     Ok(ExitCode::SUCCESS)
 }
