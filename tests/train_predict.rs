@@ -543,6 +543,25 @@ fn predict_and_train_refuse_what_they_cannot_use() {
     ]);
     assert!(err.contains("no hardware profile by that name"), "{err}");
 
+    // A profile without the figures a what-if needs (the H800's has no
+    // datasheet figures): the error names the GPU and the way out, not
+    // the feature table.
+    let err = run_err(&[
+        "predict",
+        "--model",
+        s(&model),
+        "--features",
+        s(&features),
+        "--gpu",
+        "h800-sxm5-80gb",
+    ]);
+    assert!(
+        err.contains("--gpu: GPU `NVIDIA H800 SXM5 80GB`: the profile gives no peak FP32 rate")
+            && err.contains("spec-sheet file")
+            && !err.contains(s(&features)),
+        "{err}"
+    );
+
     // A model trained on an older feature format with the same window
     // inputs still predicts; one whose inputs meant something else does not.
     let card_path = model.join("model.json");

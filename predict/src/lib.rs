@@ -414,10 +414,7 @@ fn price_steps(
             .gpu
             .map(GpuSpec::from_profile)
             .transpose()
-            .map_err(|e| PredictError::Input {
-                path: req.table.dir.clone(),
-                reason: format!("--gpu: {e}"),
-            })?;
+            .map_err(PredictError::TargetGpu)?;
         let op_model = req.op_model.ok_or_else(|| PredictError::Input {
             path: req.table.dir.clone(),
             reason: "a GPU, batch-size or precision what-if needs an op model".into(),
