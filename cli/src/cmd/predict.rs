@@ -122,7 +122,8 @@ pub struct PredictArgs {
     #[arg(long, group = "input")]
     features: Option<PathBuf>,
     /// Output directory (created) for the per-step and per-trace tables
-    /// (Parquet and CSV) [default: none; the prediction is printed].
+    /// (Parquet and CSV) and the throughput table the planner reads
+    /// [default: none; the prediction is printed].
     #[arg(long)]
     out: Option<PathBuf>,
     /// Target GPU: a hardware profile's name, alias, file stem or short name
@@ -358,7 +359,9 @@ pub fn run(args: PredictArgs, ui: &Ui) -> anyhow::Result<ExitCode> {
                 println!("  {}", f.display());
             }
         }
-        None => eprintln!("note: nothing written (--out DIR writes every step and trace as Parquet and CSV)"),
+        None => eprintln!(
+            "note: nothing written (--out DIR writes every step and trace, and the throughput table for the planner)"
+        ),
     }
     Ok(ExitCode::SUCCESS)
 }
