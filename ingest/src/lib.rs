@@ -47,22 +47,17 @@ pub fn read_traces(
         path: path.to_path_buf(),
         reason,
     };
-    let archive = match source::open(&bytes).map_err(|e| unreadable(e.to_string()))? {
-        source::Contents::Single => false,
-        source::Contents::Archive(mut archive) => {
-            let entries = archive.entries().map_err(|e| unreadable(format!("archive: {e}")))?;
-            for entry in entries {
-                let member = pipeline::read_member(entry).map_err(|e| unreadable(e.to_string()))?;
-                if let Some((name, data)) = member {
-                    with_trace(data, |t| each(Some(&name), t));
-                }
+    if let source::Contents::Archive(mut archive) = source::open(&bytes).map_err(|e| unreadable(e.to_string()))? {
+        let entries = archive.entries().map_err(|e| unreadable(format!("archive: {e}")))?;
+        for entry in entries {
+            let member = pipeline::read_member(entry).map_err(|e| unreadable(e.to_string()))?;
+            if let Some((name, data)) = member {
+                with_trace(data, |t| each(Some(&name), t));
             }
-            true
         }
-    };
-    if !archive {
-        with_trace(bytes, |t| each(None, t));
+        return Ok(());
     }
+    with_trace(bytes, |t| each(None, t));
     Ok(())
 }
 
