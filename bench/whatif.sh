@@ -30,11 +30,11 @@ price() { # gpu batch tf32
   awk -v g="$1" -v b="$2" -v m="$ms" -v base="$base" -v t="$3" \
     'BEGIN { printf "%-10s batch %4d, TF32 %-7s: %9.2f ms (%.2fx the V100 batch-32 time)\n", g, b, t, m, m / base }'
 }
-for cfg in "V100 32" "T4 32" "L4 32" "A10 32" "RTX A6000 32" "RTX 4090 32" "A100 80GB 32" "H100 32" "H200 32" "B200 32" \
+for cfg in "V100 32" "P40 32" "T4 32" "L4 32" "A30 32" "A10 32" "RTX A6000 32" "L40 32" "L40S 32" "RTX 4090 32" "A100 80GB 32" "H100 32" "H200 32" "B200 32" \
   "V100 64" "V100 128" "H100 64" "H100 128"; do
   price "${cfg% *}" "${cfg##* }" pytorch
 done
-for gpu in L4 A10 "RTX A6000" "A100 80GB" H100; do
+for gpu in P40 L4 A30 A10 "RTX A6000" L40S "A100 80GB" H100; do
   price "$gpu" 32 off
 done
 sed -n 's/^note: //p' "$WORK/notes" | grep "the what-if moved" | head -1

@@ -929,7 +929,8 @@ fn idle_none_prices_a_step_as_its_kernels_alone() {
 
 /// The shared ResNet-50 trace (V100, FP32), priced on each newer GPU by the
 /// built-in models under PyTorch's TF32 defaults, never gets slower going
-/// up a generation: T4 > L4 > V100 > RTX A6000 > A100 > H100 > H200 > B200.
+/// up a generation: T4 > L4 > V100 > RTX A6000 > L40S (the A6000's Ada
+/// successor) > A100 > H100 > H200 > B200.
 /// The L4's ridge point (about 100 FLOP per byte) is far above any GPU the
 /// op model trained on; before the ridge guard it came out slower than the
 /// T4. In strict float32 the A6000 came out slower than the V100.
@@ -945,6 +946,7 @@ fn newer_gpus_price_the_shared_resnet50_trace_faster() {
         "L4",
         "V100",
         "RTX A6000",
+        "L40S",
         "A100 SXM4 80GB",
         "H100",
         "H200",

@@ -12,19 +12,23 @@ macro_rules! builtin {
 }
 
 /// Every file of fixtures/hardware (a test keeps this list complete).
-pub const BUILTIN: [(&str, &str); 20] = builtin!(
+pub const BUILTIN: [(&str, &str); 24] = builtin!(
     "a10.toml",
     "a100-sxm4-40gb.toml",
     "a100-sxm4-80gb.toml",
+    "a30.toml",
     "a40.toml",
     "b200-hgx-180gb.toml",
     "h100-sxm5-80gb.toml",
     "h200-sxm-141gb.toml",
     "h800-sxm5-80gb.toml",
     "l4.toml",
+    "l40.toml",
+    "l40s.toml",
     "mi210.toml",
     "mi250.toml",
     "mi300x.toml",
+    "p40.toml",
     "quadro-gp100.toml",
     "rtx-2080-ti.toml",
     "rtx-3080-ti.toml",
