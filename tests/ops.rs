@@ -106,11 +106,11 @@ fn bench_holds_a_gpu_out_and_predicts_it_from_its_spec_sheet() {
 }
 
 /// A NeuSight spec sheet of a GPU no built-in profile describes, in `dir`.
-fn l40_sheet(dir: &Path) -> std::path::PathBuf {
-    let sheet = dir.join("NVIDIA_L40.json");
+fn rtx_6000_ada_sheet(dir: &Path) -> std::path::PathBuf {
+    let sheet = dir.join("NVIDIA_RTX_6000_Ada_Generation.json");
     std::fs::write(
         &sheet,
-        r#"{"Device":"NVIDIA L40","Dev_Mem":48,"Mem_Bw":864,"Num_Sm":142,"Core_Per_SM":128,"Freq":2490,"SingleFLOPs":90520,"L2Cache":96}"#,
+        r#"{"Device":"NVIDIA RTX 6000 Ada Generation","Dev_Mem":48,"Mem_Bw":960,"Num_Sm":142,"Core_Per_SM":128,"Freq":2505,"SingleFLOPs":91062,"L2Cache":96}"#,
     )
     .unwrap();
     sheet
@@ -119,7 +119,7 @@ fn l40_sheet(dir: &Path) -> std::path::PathBuf {
 #[test]
 fn gpu_short_names_and_spec_sheets() {
     let dir = tempfile::tempdir().unwrap();
-    let sheet = l40_sheet(dir.path());
+    let sheet = rtx_6000_ada_sheet(dir.path());
     // An ambiguous short name lists the candidates.
     let run = tracecast(&["scaling", "--measured", s(dir.path()), "--gpu", "A100"]);
     let (_, stderr) = text(&run);
@@ -132,7 +132,7 @@ fn gpu_short_names_and_spec_sheets() {
     // stops at what the sheet lacks (a GPU link), naming the GPU.
     let run = tracecast(&["scaling", "--measured", s(dir.path()), "--gpu", s(&sheet)]);
     let (_, stderr) = text(&run);
-    assert!(stderr.contains("NVIDIA L40"), "{stderr}");
+    assert!(stderr.contains("NVIDIA RTX 6000 Ada Generation"), "{stderr}");
 }
 
 /// The public measurements as SQL tables: ETS's labels add up from its rows
@@ -337,7 +337,7 @@ fn gpt2_medium(dir: &Path) -> PathBuf {
 fn ops_price_prices_a_configuration_on_several_gpus() {
     let dir = tempfile::tempdir().unwrap();
     let config = gpt2_medium(dir.path());
-    let sheet = l40_sheet(dir.path());
+    let sheet = rtx_6000_ada_sheet(dir.path());
     let run = tracecast(&[
         "ops",
         "price",
@@ -371,7 +371,7 @@ fn ops_price_prices_a_configuration_on_several_gpus() {
     for batch in ["4", "8"] {
         assert!(total("T4", batch) > total("V100", batch), "{stdout}");
         assert!(total("V100", batch) > total("H100", batch), "{stdout}");
-        assert!(total("L40", batch) > 0.0, "{stdout}");
+        assert!(total("6000 Ada", batch) > 0.0, "{stdout}");
     }
     for gpu in ["T4", "V100", "H100"] {
         let ratio = total(gpu, "8") / total(gpu, "4");
