@@ -73,8 +73,9 @@ fn neusight_summary(dirs: &[&Path]) -> BTreeMap<Configuration, (f64, f64)> {
     out
 }
 
-/// NeuSight's per-op out-of-distribution error by our file kind.
-fn neusight_perop(dirs: &[&Path]) -> BTreeMap<String, f64> {
+/// NeuSight's per-op error by our file kind: (in distribution, out of
+/// distribution), each where `summary/perop.csv` gives it.
+fn neusight_perop(dirs: &[&Path]) -> BTreeMap<String, (Option<f64>, Option<f64>)> {
     let mut out = BTreeMap::new();
     for dir in dirs {
         let Ok(text) = std::fs::read_to_string(dir.join("neusight/summary/perop.csv")) else {
@@ -84,11 +85,10 @@ fn neusight_perop(dirs: &[&Path]) -> BTreeMap<String, f64> {
         let Some(neusight) = lines.iter().find(|l| l.first() == Some(&"NeuSight")) else {
             continue;
         };
-        // Columns 6..10 are out of distribution: BMM, FC, EW, Softmax, LN.
-        for (kind, col) in [("bmm", 6), ("linear", 7), ("elem", 8), ("softmax", 9), ("ln", 10)] {
-            if let Some(v) = neusight.get(col).and_then(|v| v.parse::<f64>().ok()) {
-                out.insert(kind.to_string(), v);
-            }
+        // Columns 1..5 are in distribution, 6..10 out of distribution: BMM, FC, EW, Softmax, LN.
+        let at = |col: usize| neusight.get(col).and_then(|v| v.parse::<f64>().ok());
+        for (kind, col) in [("bmm", 1), ("linear", 2), ("elem", 3), ("softmax", 4), ("ln", 5)] {
+            out.insert(kind.to_string(), (at(col), at(col + 5)));
         }
         break;
     }
@@ -112,14 +112,21 @@ pub fn markdown(scored: &[Scored], published: &[&Path]) -> String {
         let ns = neusight_perop(published);
         let grid = MapeGrid::of(&perop);
         let _ = writeln!(md, "### Per-operator error (MAPE %, rows)\n");
-        let _ = writeln!(md, "| op | {} | all | NeuSight OOD |", grid.gpus.join(" | "));
-        let _ = writeln!(md, "|---|{}---|---|", "---|".repeat(grid.gpus.len()));
+        let _ = writeln!(
+            md,
+            "| op | {} | all | NeuSight in distribution | NeuSight OOD |",
+            grid.gpus.join(" | ")
+        );
+        let _ = writeln!(md, "|---|{}---|---|---|", "---|".repeat(grid.gpus.len()));
+        let shown = |v: Option<f64>| v.map_or("-".into(), |v| format!("{v:.1}"));
         for kind in &grid.groups {
+            let (id, ood) = ns.get(kind).copied().unwrap_or_default();
             let _ = writeln!(
                 md,
-                "| {kind} | {} | {} |",
+                "| {kind} | {} | {} | {} |",
                 grid.row(kind).join(" | "),
-                ns.get(kind).map_or("-".into(), |v| format!("{v:.1}"))
+                shown(id),
+                shown(ood)
             );
         }
         md.push('\n');
@@ -512,6 +519,28 @@ mod tests {
         // T4: 0.9, 1.2, 1.5; all four bmm rows: 0.5, 0.9, 1.2, 1.5.
         assert!(table.contains("| bmm | 0.50 | 1.20 | 1.05 |"), "{table}");
         assert!(table.contains("| softmax | 1.50 | - | 1.50 |"), "{table}");
+    }
+
+    /// NeuSight's in- and out-of-distribution errors sit beside ours, each
+    /// from its own column of `summary/perop.csv` (BMM, FC, EW, Softmax, LN).
+    #[test]
+    fn per_op_table_shows_both_of_neusights_figures() {
+        let dir = tempfile::tempdir().unwrap();
+        let summary = dir.path().join("neusight/summary");
+        std::fs::create_dir_all(&summary).unwrap();
+        std::fs::write(
+            summary.join("perop.csv"),
+            ",In Distribution,,,,,Out of Distribution,,,,\n\
+             ,BMM,FC,EW,Softmax,LN,BMM,FC,EW,Softmax,LN\n\
+             Roofline,50,30,30,26,55,44,27,26,32,58,\n\
+             NeuSight,26.0,20.0,14.0,19.3,20.1,13.8,13.9,19.3,13.9,56.7,\n",
+        )
+        .unwrap();
+        let scored = [perop("T4", "linear", 1.1, 1.0), perop("T4", "ln", 1.0, 1.0)];
+        let md = markdown(&scored, &[dir.path()]);
+        assert!(md.contains("| all | NeuSight in distribution | NeuSight OOD |"), "{md}");
+        assert!(md.contains("| linear | 10.0 (1) | 10.0 (1) | 20.0 | 13.9 |"), "{md}");
+        assert!(md.contains("| ln | 0.0 (1) | 0.0 (1) | 20.1 | 56.7 |"), "{md}");
     }
 
     #[test]

@@ -134,7 +134,10 @@ pub struct BenchArgs {
 }
 
 /// Leave-one-GPU-out on one public-layout directory: for every GPU, fit
-/// without its measurements, predict it from its spec sheet, score.
+/// without its measurements, predict it from its spec sheet, score. Then
+/// each ETS folder and ETS's largest batch held out, each model held out,
+/// and last nothing held out: the per-op test shapes predicted with every
+/// GPU trained on, NeuSight's own setting, beside its published errors.
 ///
 /// Example:
 ///   tracecast ops sweep --public ../shared/public --out sweep
