@@ -181,7 +181,8 @@ pub fn sweep(
          (the GPUs' own measurements kept): a model never seen, on a GPU that was.\n\n{by_model}\n\
          NeuSight's own setting: every GPU trained on (its per-op training rows, graphs and ETS \
          files), the per-op test shapes predicted; none of them is a training row. NeuSight's \
-         columns are its own errors on its five training GPUs.\n\n{trained}",
+         columns are its own published per-op errors (`summary/perop.csv`), in and out of its \
+         training distribution.\n\n{trained}",
         report::markdown(&result.scored, &[dir]),
     );
     result.per_configuration = format!(
