@@ -174,15 +174,22 @@ pub fn sweep(
         .extend(run.evaluation.scored.into_iter().filter(|s| s.set == "perop"));
     let by_model = report::markdown(&result.model_scored, &[dir])
         .replace("### End-to-end error", "### Leave one model out: end-to-end error");
-    let trained = report::markdown(&result.trained_perop, &[dir])
-        .replace("### Per-operator", "### Every GPU trained on: per-operator");
+    // Without measured per-op test rows (a directory of ETS files alone) there is no such table.
+    let trained = if result.trained_perop.iter().any(|s| s.measured_ms.is_some()) {
+        let tables = report::markdown(&result.trained_perop, &[dir])
+            .replace("### Per-operator", "### Every GPU trained on: per-operator");
+        format!(
+            "\nNeuSight's own setting: every GPU trained on (its per-op training rows, graphs and \
+             ETS files), the per-op test shapes predicted; none of them is a training row. \
+             NeuSight's columns are its own published per-op errors (`summary/perop.csv`), in and \
+             out of its training distribution.\n\n{tables}"
+        )
+    } else {
+        String::new()
+    };
     result.report = format!(
         "{}\nEach model's graphs left out of training, its labels predicted on every GPU \
-         (the GPUs' own measurements kept): a model never seen, on a GPU that was.\n\n{by_model}\n\
-         NeuSight's own setting: every GPU trained on (its per-op training rows, graphs and ETS \
-         files), the per-op test shapes predicted; none of them is a training row. NeuSight's \
-         columns are its own published per-op errors (`summary/perop.csv`), in and out of its \
-         training distribution.\n\n{trained}",
+         (the GPUs' own measurements kept): a model never seen, on a GPU that was.\n\n{by_model}{trained}",
         report::markdown(&result.scored, &[dir]),
     );
     result.per_configuration = format!(
