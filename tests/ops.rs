@@ -192,6 +192,24 @@ fn sql_queries_the_public_measurements() {
     );
 }
 
+/// A sweep over one GPU's measurements has nothing left to train on once
+/// that GPU is held out: the error names the directory, the GPU and what a
+/// sweep needs, instead of LightGBM's empty fit.
+#[test]
+fn sweep_of_a_single_gpu_says_what_it_needs() {
+    let dir = tempfile::tempdir().unwrap();
+    let h100 = workspace_root().join("bench/measured/h100-sxm5");
+    let run = tracecast(&["ops", "sweep", "--public", s(&h100), "--out", s(dir.path())]);
+    let (_, stderr) = text(&run);
+    assert!(!run.status.success());
+    assert!(
+        stderr.contains("h100-sxm5")
+            && stderr.contains("holding out NVIDIA_H100_80GB_HBM3")
+            && stderr.contains("two GPUs or more"),
+        "{stderr}"
+    );
+}
+
 /// Several public-layout directories query as one: each table holds every
 /// directory's rows (here our two Hopper measurement folders, which ship
 /// with the repository, so this runs without ../shared).

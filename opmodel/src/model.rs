@@ -182,7 +182,7 @@ impl OpModel {
         trained_on: Vec<String>,
     ) -> Result<OpModel, OpModelError> {
         if samples.is_empty() {
-            return Err(OpModelError::LightGbm("no measured operators to fit on".into()));
+            return Err(OpModelError::NothingToFit);
         }
         let started = Instant::now();
         let width = INPUT_NAMES.len();

@@ -113,7 +113,7 @@ pub fn sweep(
             measure_speed: false,
             half: None,
         };
-        let run = run_public(&opts)?;
+        let run = run_public(&opts).map_err(|e| nothing_left(e, dir, &unit.join(" + ")))?;
         result
             .runs
             .push((unit.join(" + "), run.fit_seconds, run.evaluation.ops_predicted));
@@ -145,7 +145,8 @@ pub fn sweep(
                 only: vec![key.clone()],
                 measure_speed: false,
                 half: None,
-            })?;
+            })
+            .map_err(|e| nothing_left(e, extra_dir, &key))?;
             result.runs.push((key, run.fit_seconds, run.evaluation.ops_predicted));
             result.scored.extend(run.evaluation.scored);
             by_kind.extend(run.evaluation.by_kind);
@@ -204,6 +205,20 @@ pub fn sweep(
         report::by_kind(&by_kind)
     );
     Ok(result)
+}
+
+/// A fold that holds out everything measured: say which, and what a sweep needs.
+fn nothing_left(e: OpModelError, dir: &Path, held: &str) -> OpModelError {
+    match e {
+        OpModelError::NothingToFit => OpModelError::Layout {
+            path: dir.to_path_buf(),
+            reason: format!(
+                "holding out {held} leaves no measured operator to train on: a sweep needs \
+                 measurements of two GPUs or more (add another directory with --extra)"
+            ),
+        },
+        e => e,
+    }
 }
 
 /// The GPUs with end-to-end labels under `dir`, sorted, once each.
