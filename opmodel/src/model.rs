@@ -19,9 +19,9 @@ use crate::gpu::GpuSpec;
 use crate::tensor_cores;
 use crate::work::OpWork;
 
-/// `format` of an op-model file.
 mod unseen;
 
+/// `format` of an op-model file.
 pub const MODEL_FORMAT: &str = "tracecast.opmodel";
 /// Version of the op-model file format (schemas/FORMATS.md, "Op model").
 /// 2: the trained GPUs' spec figures (`trained_specs`), for the guards on

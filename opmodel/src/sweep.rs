@@ -100,20 +100,24 @@ pub fn sweep(
         by_kind: String::new(),
     };
     let mut by_kind = Vec::new();
-    for unit in units {
-        progress(&unit.join(" + "));
-        let opts = PublicOptions {
+    // One fit: `held` out of training (nothing when empty), only it
+    // predicted from `eval`, its files under `out/name`.
+    let fold = |eval: &Path, name: &str, held: &[String]| {
+        run_public(&PublicOptions {
             train: dir.to_path_buf(),
             extra_train: extra.to_vec(),
-            eval: dir.to_path_buf(),
-            out: out.join(&unit[0]),
+            eval: eval.to_path_buf(),
+            out: out.join(name),
             params: params.clone(),
-            holdout: unit.clone(),
-            only: unit.clone(),
+            holdout: held.to_vec(),
+            only: held.to_vec(),
             measure_speed: false,
             half: None,
-        };
-        let run = run_public(&opts).map_err(|e| nothing_left(e, dir, &unit.join(" + ")))?;
+        })
+    };
+    for unit in units {
+        progress(&unit.join(" + "));
+        let run = fold(dir, &unit[0], &unit).map_err(|e| nothing_left(e, dir, &unit.join(" + ")))?;
         result
             .runs
             .push((unit.join(" + "), run.fit_seconds, run.evaluation.ops_predicted));
@@ -135,18 +139,8 @@ pub fn sweep(
     for extra_dir in extra {
         for key in label_gpus(extra_dir)? {
             progress(&key);
-            let run = run_public(&PublicOptions {
-                train: dir.to_path_buf(),
-                extra_train: extra.to_vec(),
-                eval: extra_dir.clone(),
-                out: out.join(&key),
-                params: params.clone(),
-                holdout: vec![key.clone()],
-                only: vec![key.clone()],
-                measure_speed: false,
-                half: None,
-            })
-            .map_err(|e| nothing_left(e, extra_dir, &key))?;
+            let run =
+                fold(extra_dir, &key, std::slice::from_ref(&key)).map_err(|e| nothing_left(e, extra_dir, &key))?;
             result.runs.push((key, run.fit_seconds, run.evaluation.ops_predicted));
             result.scored.extend(run.evaluation.scored);
             by_kind.extend(run.evaluation.by_kind);
@@ -156,17 +150,7 @@ pub fn sweep(
     // (none of which the fit saw) predicted.
     let every = "nothing (every GPU trained on)";
     progress(every);
-    let run = run_public(&PublicOptions {
-        train: dir.to_path_buf(),
-        extra_train: extra.to_vec(),
-        eval: dir.to_path_buf(),
-        out: out.join("every-gpu"),
-        params: params.clone(),
-        holdout: Vec::new(),
-        only: Vec::new(),
-        measure_speed: false,
-        half: None,
-    })?;
+    let run = fold(dir, "every-gpu", &[])?;
     result
         .runs
         .push((every.to_string(), run.fit_seconds, run.evaluation.ops_predicted));
