@@ -46,12 +46,12 @@ impl Planner {
         // 3a. Running elastic jobs keep what they hold, in order, as far as GPUs remain.
         for (i, &j) in order.iter().enumerate() {
             if let (Some((t, g)), Some((ct, cg))) = (out[i], ctx.st[j].alloc)
-                && w.jobs[j].elastic
+                && self.consts[j].elastic
                 && t == ct
                 && cg > g
             {
                 let mut to = g + (cg - g).min(free[t as usize]);
-                if let Some(c) = &w.jobs[j].belief[t as usize] {
+                if let Some(c) = self.consts[j].belief(&w.jobs[j], t) {
                     to = c.floor_count(to).max(g);
                 }
                 free[t as usize] -= to - g;
@@ -73,12 +73,13 @@ impl Planner {
             });
         // A step from `cur`, or why there is none: `Err(Some(stuck))` where
         // the reason lasts (see `Stuck`), `Err(None)` where it may not.
+        let consts = &self.consts;
         let step = |i: usize, cur: Alloc, free: &[u32]| -> Result<(f64, u32), Option<Stuck>> {
             let j = order[i];
             let job = &w.jobs[j];
             let (t, g) = cur;
             let stuck = |next| Err(Some(Stuck { alloc: cur, next }));
-            let Some(curve) = job.belief[t as usize].as_ref() else {
+            let Some(curve) = consts[j].belief(job, t) else {
                 return stuck(None);
             };
             let Some((mut next, mut r1, r0)) = curve.hull_step(g) else {
@@ -125,7 +126,7 @@ impl Planner {
         };
         let mut candidates: Vec<Step> = Vec::new();
         for (i, &j) in order.iter().enumerate() {
-            let Some(a) = out[i].filter(|_| w.jobs[j].elastic) else {
+            let Some(a) = out[i].filter(|_| self.consts[j].elastic) else {
                 continue;
             };
             if self.stuck[j].is_some_and(|s| s.holds(a, ctx.st[j].alloc, free)) {

@@ -28,6 +28,7 @@
 mod deadline;
 mod fits;
 mod grow;
+mod job_consts;
 mod waiting;
 
 use std::collections::BTreeSet;
@@ -36,6 +37,7 @@ use crate::jobset::JobSet;
 use crate::policies::pick_type;
 use crate::rules::{Admission, EfOverhead, Overhead};
 use crate::simulator::{Alloc, Changes, Ctx, Policy};
+use job_consts::JobConsts;
 
 use crate::waitqueue::{Floor, WaitQueue, first_in_order, ordered_bits};
 
@@ -106,8 +108,10 @@ impl Default for PlannerConfig {
 }
 
 /// A waiting job's place in the planning order: (class, -priority, key as
-/// ordered bits, job).
-type Place = (u8, i64, u64, usize);
+/// ordered bits, job). The class is a whole word: as a `u8` it left seven
+/// bytes of padding, copied as two overlapping moves that stalled the load
+/// after them (a third of `decide`'s own time on the 100k-job problem).
+type Place = (u64, i64, u64, usize);
 
 /// Under `jct`, a job goes ahead of all others once it has waited the fixed
 /// bound or this many times its predicted run time, whichever is longer (see
@@ -127,8 +131,8 @@ pub struct Planner {
     cfg: PlannerConfig,
     /// Reported instead of `plan-<objective>[-fixed]` (the `fixed` baseline).
     name: Option<&'static str>,
-    /// Per job: believed iterations/s at the requested count on its best type (constant, so cached).
-    req_rate: Vec<f64>,
+    /// Per job: what stays fixed and is read at every event.
+    consts: Vec<JobConsts>,
     /// Jobs past the starvation bound; they keep the promotion until they finish.
     promoted: Vec<bool>,
     /// Deadline admission decisions (`None`: not decided yet).
@@ -160,16 +164,28 @@ pub struct Planner {
     /// bound (ordered bits), the first first; and that time per job (NaN: not watched).
     starving: BTreeSet<(u64, usize)>,
     starve_at: Vec<f64>,
-    /// Per job: the fewest GPUs it starts with (constant, so cached).
-    base: Vec<u32>,
     /// Per job: why it could not grow from what it holds, while that lasts.
     stuck: Vec<Option<grow::Stuck>>,
 }
 
 impl Planner {
-    /// Job `j` at its base count on the GPU type `pick_type` chooses, taken from `free`.
+    /// Job `j` at its base count on the GPU type `pick_type` chooses, taken
+    /// from `free`. Inlined: its allocation returned through memory was
+    /// read back with a stalled load, once per job and event.
+    #[inline(always)]
     fn take_base(&self, ctx: &Ctx<'_>, j: usize, free: &mut [u32]) -> Option<Alloc> {
-        let base = self.base[j];
+        let JobConsts {
+            base,
+            base_on_only_type,
+            ..
+        } = self.consts[j];
+        if let Some(runs) = base_on_only_type {
+            if !(runs && free[0] >= base) {
+                return None;
+            }
+            free[0] -= base;
+            return Some((0, base));
+        }
         let t = pick_type(
             &ctx.w.jobs[j],
             ctx.st[j].alloc.map(|a| a.0),
@@ -193,22 +209,7 @@ impl Planner {
         self.admissions = 0;
         self.turned_late = 0;
         self.running = JobSet::new(n);
-        self.req_rate = w
-            .jobs
-            .iter()
-            .map(|j| j.belief_rate(j.best_type(j.req), j.req))
-            .collect();
-        self.base = w
-            .jobs
-            .iter()
-            .map(|j| {
-                if j.elastic && cfg.elastic {
-                    j.first_count()
-                } else {
-                    j.req
-                }
-            })
-            .collect();
+        self.consts = w.jobs.iter().map(|j| JobConsts::of(j, cfg.elastic)).collect();
         let ef = (w.rules.overhead == Overhead::ElasticFlow).then(|| EfOverhead::new(w.cluster.total_gpus()));
         // Per-round charges: the base (2 s, 7 s on 256+ GPUs) every round.
         self.round_base = match ef {
@@ -235,7 +236,7 @@ impl Planner {
         Planner {
             cfg,
             name: None,
-            req_rate: Vec::new(),
+            consts: Vec::new(),
             promoted: Vec::new(),
             admitted: Vec::new(),
             due: Vec::new(),
@@ -251,7 +252,6 @@ impl Planner {
             running: JobSet::default(),
             starving: BTreeSet::new(),
             starve_at: Vec::new(),
-            base: Vec::new(),
             stuck: Vec::new(),
         }
     }
@@ -266,7 +266,8 @@ impl Planner {
 
     /// Predicted remaining GPU-time at the requested count on the job's best type.
     fn remaining_gpu_time(&self, ctx: &Ctx<'_>, j: usize) -> f64 {
-        ctx.st[j].remaining(ctx.now) / self.req_rate[j] * ctx.w.jobs[j].req as f64
+        let c = &self.consts[j];
+        ctx.st[j].remaining(ctx.now) / c.req_rate * c.req as f64
     }
 }
 
@@ -384,7 +385,7 @@ impl Policy for Planner {
                 .running
                 .as_slice()
                 .iter()
-                .map(|&j| u64::from(self.base[j].max(ctx.st[j].alloc.map_or(0, |a| a.1))))
+                .map(|&j| u64::from(self.consts[j].base.max(ctx.st[j].alloc.map_or(0, |a| a.1))))
                 .sum::<u64>();
         let mut free = w.cluster.capacity.clone();
         // When every job gets its base count and keeps what it holds anyway,
@@ -404,7 +405,7 @@ impl Policy for Planner {
             .iter()
             .map(|&j| {
                 let (class, prio, key) = self.place(ctx, j, None);
-                (class, prio, ordered_bits(key), j)
+                (u64::from(class), prio, ordered_bits(key), j)
             })
             .collect();
         // The running set iterates in the last event's order, so `sorted`
@@ -482,7 +483,7 @@ impl Policy for Planner {
                     continue;
                 }
             }
-            let base = self.base[j];
+            let base = self.consts[j].base;
             if class == 0 && !hetero {
                 if starved_gpus + u64::from(base) > starved_cap {
                     deferred.push((p, i));

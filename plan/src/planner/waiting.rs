@@ -22,7 +22,6 @@ impl Planner {
     /// `waiting_since` is `Some` for a job that waits from then on, `None`
     /// for one that holds GPUs.
     pub(super) fn place(&self, ctx: &Ctx<'_>, j: usize, waiting_since: Option<f64>) -> (u8, i64, f64) {
-        let job = &ctx.w.jobs[j];
         let class = self.class_of(j);
         let key = match class {
             0 => waiting_since.unwrap_or(ctx.st[j].waiting_since),
@@ -36,14 +35,14 @@ impl Planner {
                 }
             }
         };
-        (class, -job.priority, key)
+        (class, -self.consts[j].priority, key)
     }
 
     /// Job `j` waits from `since` on: in the queue at its place, and watched
     /// for the starvation bound.
     pub(super) fn wait(&mut self, ctx: &Ctx<'_>, j: usize, since: f64) {
         let (class, prio, key) = self.place(ctx, j, Some(since));
-        let entry = Some((self.base[j], (class, prio, ordered_bits(key), j)));
+        let entry = Some((self.consts[j].base, (u64::from(class), prio, ordered_bits(key), j)));
         let (into, other) = if class == 0 {
             (&mut self.starved, &mut self.queue)
         } else {
@@ -67,7 +66,7 @@ impl Planner {
             Objective::Jct => STARVATION_FACTOR,
             _ => 0.0,
         });
-        let run_s = self.remaining_gpu_time(ctx, j) / ctx.w.jobs[j].req as f64;
+        let run_s = self.remaining_gpu_time(ctx, j) / self.consts[j].req as f64;
         let at = since + self.cfg.starvation_s.max(factor * run_s);
         self.unwatch(j);
         self.starve_at[j] = at;

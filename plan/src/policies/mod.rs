@@ -27,17 +27,31 @@ pub use tiresias::Tiresias;
 
 use crate::workload::PJob;
 
+/// Whether the rules (the true curve) allow `n` GPUs of `job` on type `t`:
+/// unless they allow only measured counts and `n` is not one.
+fn allows_count(job: &PJob, t: usize, n: u32) -> bool {
+    job.truth[t].as_deref().is_some_and(|c| !c.discrete || c.is_measured(n))
+}
+
+/// For a job with one GPU type in its belief, whether `n` GPUs of it can
+/// run (believed and allowed): what [`pick_type`] answers there, given room.
+/// `None` for a job with several types.
+pub fn runs_on_its_only_type(job: &PJob, n: u32) -> Option<bool> {
+    match job.belief.as_slice() {
+        [c] => Some(c.is_some() && allows_count(job, 0, n)),
+        _ => None,
+    }
+}
+
 /// A GPU type for `n` GPUs of `job` among those with `free` room: the job's
 /// current type while it fits and is within 25% of the fastest that fits
 /// (moving costs a restart), else the fastest that fits, provided that one
 /// reaches `min_ratio` of the job's best type.
 pub fn pick_type(job: &PJob, cur: Option<u16>, n: u32, free: &[u32], min_ratio: f64) -> Option<u16> {
-    // The rules (the true curve) allow `n` on a type unless they allow only
-    // measured counts and `n` is not one; the belief prices it.
-    let allows = |t: usize| job.truth[t].as_deref().is_some_and(|c| !c.discrete || c.is_measured(n));
-    if let [c] = job.belief.as_slice() {
+    let allows = |t: usize| allows_count(job, t, n);
+    if let Some(runs) = runs_on_its_only_type(job, n) {
         // One GPU type: nothing to compare (the common case, and the hot path on big clusters).
-        return (c.is_some() && allows(0) && free[0] >= n).then_some(0);
+        return (runs && free[0] >= n).then_some(0);
     }
     let mut best_any = 0.0f64;
     let mut choice: Option<(u16, f64)> = None;
