@@ -453,7 +453,8 @@ impl Policy for Planner {
             out.push(None);
             let i = order.len() - 1;
             let job = &w.jobs[j];
-            let cur = ctx.st[j].alloc.map(|a| a.0);
+            // The type it holds; read only where used (a load of the job's state per job and event).
+            let cur = || ctx.st[j].alloc.map(|a| a.0);
             if class == 1 && cfg.elastic && job.elastic {
                 let rem = ctx.st[j].remaining(now);
                 let restart = if ctx.st[j].started || costs.ef.is_some() {
@@ -464,7 +465,7 @@ impl Policy for Planner {
                 // Aim to finish with a margin: placement penalties and later restarts eat into the slack.
                 let fewest = |due: f64| {
                     let slack = costs.slack(due, now) * (1.0 - costs.derate);
-                    deadline::fewest_gpus(job, cur, rem, slack, restart, &free)
+                    deadline::fewest_gpus(job, cur(), rem, slack, restart, &free)
                 };
                 let mut pick = fewest(self.due[j]);
                 // Cannot meet it any more: due later, by how long it still needs.
@@ -498,7 +499,7 @@ impl Policy for Planner {
             if hetero {
                 if base as u64 <= budget {
                     budget -= base as u64;
-                    chosen.push((cur.is_none(), -second_type_loss(job, base), i));
+                    chosen.push((cur().is_none(), -second_type_loss(job, base), i));
                 }
             } else {
                 out[i] = self.take_base(ctx, j, &mut free);
