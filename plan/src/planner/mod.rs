@@ -110,7 +110,7 @@ impl Default for PlannerConfig {
 /// A waiting job's place in the planning order: (class, -priority, key as
 /// ordered bits, job). The class is a whole word: as a `u8` it left seven
 /// bytes of padding, copied as two overlapping moves that stalled the load
-/// after them (a third of `decide`'s own time on the 100k-job problem).
+/// after them (`perf annotate` on the 100k-job problem, bench/plan/RESULTS.md).
 type Place = (u64, i64, u64, usize);
 
 /// Under `jct`, a job goes ahead of all others once it has waited the fixed
