@@ -49,8 +49,25 @@ fn x_axis(out: &mut String, t0: f64, t1: f64, y: f64) {
 pub fn gantt_svg(s: &Schedule, w: &Workload) -> String {
     let c = &w.cluster;
     let (t0, t1) = time_range(s, w);
-    // Per node: (start, end, job, gpus) in start order.
-    let mut per_node: Vec<Vec<(f64, f64, usize, u32)>> = vec![Vec::new(); c.nodes.len()];
+    // Nodes drawn: as many as MAX_RECTS allows, counted before anything is
+    // gathered (a big plan holds millions of node shares, most not drawn).
+    let mut held = vec![0usize; c.nodes.len()];
+    for &(node, _) in s.segments.iter().flatten().flat_map(|g| &g.nodes) {
+        if let Some(n) = held.get_mut(node as usize) {
+            *n += 1;
+        }
+    }
+    let mut shown = c.nodes.len();
+    let mut total = 0usize;
+    for (i, n) in held.iter().enumerate() {
+        total += n;
+        if total > MAX_RECTS {
+            shown = i.max(1);
+            break;
+        }
+    }
+    // Per node drawn: (start, end, job, gpus), put in start order below.
+    let mut per_node: Vec<Vec<(f64, f64, usize, u32)>> = held[..shown].iter().map(|&n| Vec::with_capacity(n)).collect();
     for (j, segs) in s.segments.iter().enumerate() {
         for g in segs {
             for &(node, k) in &g.nodes {
@@ -58,15 +75,6 @@ pub fn gantt_svg(s: &Schedule, w: &Workload) -> String {
                     v.push((g.start, g.end, j, k));
                 }
             }
-        }
-    }
-    let mut shown = c.nodes.len();
-    let mut total = 0usize;
-    for (i, v) in per_node.iter().enumerate() {
-        total += v.len();
-        if total > MAX_RECTS {
-            shown = i.max(1);
-            break;
         }
     }
     let gpus: u32 = c.nodes[..shown].iter().map(|n| n.gpus).sum();

@@ -295,27 +295,49 @@ pub fn read_json(path: &Path) -> Result<ScheduleFile> {
 }
 
 pub fn write_csv(path: &Path, f: &ScheduleFile) -> Result<()> {
+    use std::fmt::Write as _;
     let io = |e: csv::Error| PlanError::file(path, e.to_string());
     let mut wr = csv::Writer::from_path(path).map_err(io)?;
     wr.write_record(SCHEDULE_SEGMENTS.columns.iter().map(|c| c.name))
         .map_err(io)?;
+    // Each field formatted into one reused buffer: a big plan has hundreds
+    // of thousands of segments, and a String per field was most of the
+    // time this took.
+    let mut field = String::new();
+    let mut put = |wr: &mut csv::Writer<std::fs::File>, value: &dyn std::fmt::Display| {
+        field.clear();
+        write!(field, "{value}").expect("formatting into a String does not fail");
+        wr.write_field(&field)
+    };
     for job in &f.jobs {
         for (k, s) in job.segments.iter().enumerate() {
-            let nodes: Vec<String> = s.nodes.iter().map(|n| format!("{}:{}", n.node, n.gpus)).collect();
-            wr.write_record([
-                job.id.clone(),
-                k.to_string(),
-                s.start_s.to_string(),
-                s.end_s.to_string(),
-                s.gpu_type.clone(),
-                s.gpus.to_string(),
-                nodes.join(";"),
-                s.restart_s.to_string(),
-                s.iters_per_s.to_string(),
-                s.interpolated.to_string(),
-            ])
-            .map_err(io)?;
+            wr.write_field(&job.id).map_err(io)?;
+            put(&mut wr, &k).map_err(io)?;
+            put(&mut wr, &s.start_s).map_err(io)?;
+            put(&mut wr, &s.end_s).map_err(io)?;
+            wr.write_field(&s.gpu_type).map_err(io)?;
+            put(&mut wr, &s.gpus).map_err(io)?;
+            put(&mut wr, &NodeList(&s.nodes)).map_err(io)?;
+            put(&mut wr, &s.restart_s).map_err(io)?;
+            put(&mut wr, &s.iters_per_s).map_err(io)?;
+            put(&mut wr, &s.interpolated).map_err(io)?;
+            wr.write_record(None::<&[u8]>).map_err(io)?;
         }
     }
     wr.flush().map_err(|e| PlanError::io(path, e))
+}
+
+/// A segment's nodes as the CSV writes them: `node:gpus` joined by `;`.
+struct NodeList<'a>(&'a [NodeShare]);
+
+impl std::fmt::Display for NodeList<'_> {
+    fn fmt(&self, out: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, n) in self.0.iter().enumerate() {
+            if i > 0 {
+                out.write_str(";")?;
+            }
+            write!(out, "{}:{}", n.node, n.gpus)?;
+        }
+        Ok(())
+    }
 }

@@ -7,6 +7,8 @@
 //! never read from the file. The replay also yields each job's completion
 //! time, from which the metrics are computed.
 
+use rayon::slice::ParallelSliceMut;
+
 pub use crate::error::VerifyError;
 use crate::placement::placed_rate;
 use crate::rules::{Admission, ChargeAt, Counts, EfOverhead, Overhead, SeenSets, paused_progress};
@@ -126,8 +128,10 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
         ));
         return Err(VerifyError { count, problems });
     }
-    // (time, signed GPUs, node, job) for the capacity sweep.
-    let mut usage: Vec<(f64, i64, u32, usize)> = Vec::new();
+    // (time, signed GPUs, node, job) for the capacity sweep: two per node a
+    // segment holds (millions on a big plan: sized once, not grown).
+    let shares: usize = s.segments.iter().flatten().map(|seg| seg.nodes.len()).sum();
+    let mut usage: Vec<(f64, i64, u32, usize)> = Vec::with_capacity(2 * shares);
     for (j, (job, segs)) in w.jobs.iter().zip(&s.segments).enumerate() {
         let eps = 1e-6 * job.submit.abs().max(1.0);
         if s.rejected[j] {
@@ -148,50 +152,59 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
         let mut seen = SeenSets::default();
         for (k, seg) in segs.iter().enumerate() {
             out.segments += 1;
-            let here = format!("job `{}` segment {k} [{:.3}, {:.3})", job.id, seg.start, seg.end);
+            // Written only into a problem: formatting it for every segment
+            // took a large share of verifying a big plan.
+            let here = || format!("job `{}` segment {k} [{:.3}, {:.3})", job.id, seg.start, seg.end);
             if seg.end.is_nan() || seg.start.is_nan() || seg.end < seg.start {
-                bad(format!("{here}: ends before it starts"));
+                bad(format!("{}: ends before it starts", here()));
                 continue;
             }
             if seg.start < job.submit - eps {
                 bad(format!(
-                    "{here}: starts before the job is submitted at {:.3}",
+                    "{}: starts before the job is submitted at {:.3}",
+                    here(),
                     job.submit
                 ));
             }
             if k > 0 && seg.start < segs[k - 1].end - eps {
                 bad(format!(
-                    "{here}: overlaps the job's previous segment, which ends at {:.3}",
+                    "{}: overlaps the job's previous segment, which ends at {:.3}",
+                    here(),
                     segs[k - 1].end
                 ));
             }
             let Some(curve) = job.truth.get(seg.ty as usize).and_then(|c| c.as_ref()) else {
                 bad(format!(
-                    "{here}: the job cannot run on GPU type {}",
+                    "{}: the job cannot run on GPU type {}",
+                    here(),
                     c.gpu_types.get(seg.ty as usize).map_or("?", |s| s.as_str())
                 ));
                 continue;
             };
             if !job.elastic && seg.gpus != job.req {
                 bad(format!(
-                    "{here}: rigid job holds {} GPUs, not its {}",
-                    seg.gpus, job.req
+                    "{}: rigid job holds {} GPUs, not its {}",
+                    here(),
+                    seg.gpus,
+                    job.req
                 ));
             }
             let mut placed = 0u32;
             for &(node, g) in &seg.nodes {
                 match c.nodes.get(node as usize) {
-                    None => bad(format!("{here}: node {node} does not exist")),
+                    None => bad(format!("{}: node {node} does not exist", here())),
                     Some(nd) if nd.gpu_type != seg.ty => bad(format!(
-                        "{here}: node {node} has {} GPUs, not {}",
-                        c.gpu_types[nd.gpu_type as usize], c.gpu_types[seg.ty as usize]
+                        "{}: node {node} has {} GPUs, not {}",
+                        here(),
+                        c.gpu_types[nd.gpu_type as usize],
+                        c.gpu_types[seg.ty as usize]
                     )),
                     Some(_) => usage.extend([(seg.start, g as i64, node, j), (seg.end, -(g as i64), node, j)]),
                 }
                 placed += g;
             }
             if placed != seg.gpus || seg.gpus == 0 {
-                bad(format!("{here}: {} GPUs but its nodes hold {placed}", seg.gpus));
+                bad(format!("{}: {} GPUs but its nodes hold {placed}", here(), seg.gpus));
                 continue;
             }
             let measured = curve.is_measured(seg.gpus);
@@ -199,14 +212,17 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
                 out.unmeasured_gpu_seconds += (seg.end - seg.start) * seg.gpus as f64;
                 if rules.counts == Counts::Measured {
                     bad(format!(
-                        "{here}: {} GPUs is not a count the throughput table measured for this job (rules `{}`)",
-                        seg.gpus, rules.name
+                        "{}: {} GPUs is not a count the throughput table measured for this job (rules `{}`)",
+                        here(),
+                        seg.gpus,
+                        rules.name
                     ));
                 }
             }
             if in_rounds && !is_round(seg.start) {
                 bad(format!(
-                    "{here}: starts between decision rounds (rules `{}`)",
+                    "{}: starts between decision rounds (rules `{}`)",
+                    here(),
                     rules.name
                 ));
             }
@@ -274,7 +290,11 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
             let finishes_here = k + 1 == segs.len()
                 && finish.is_some_and(|f| (f - seg.end).abs() <= 1e-6_f64.max(1e-9 * seg.end.abs()));
             if in_rounds && !is_round(seg.end) && !finishes_here {
-                bad(format!("{here}: ends between decision rounds (rules `{}`)", rules.name));
+                bad(format!(
+                    "{}: ends between decision rounds (rules `{}`)",
+                    here(),
+                    rules.name
+                ));
             }
         }
         match finish {
@@ -291,8 +311,10 @@ pub fn verify(s: &Schedule, w: &Workload, restart_s: f64) -> Result<Replay, Veri
             )),
         }
     }
-    // Capacity: at equal times, releases before acquisitions.
-    usage.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    // Capacity: at equal times, releases before acquisitions. Entries equal
+    // in both add the same to a node's sum, so their order (not kept: a big
+    // plan sorts millions) changes at most which job a problem names.
+    usage.par_sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     let mut used = vec![0i64; c.nodes.len()];
     for &(t, d, node, j) in &usage {
         let u = &mut used[node as usize];
