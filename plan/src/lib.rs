@@ -9,6 +9,7 @@
 
 pub mod cluster;
 pub mod error;
+mod index_set;
 pub mod jobs;
 mod jobset;
 pub mod metrics;

@@ -4,24 +4,72 @@
 //! penalty (once for more nodes, once for more switches than its count
 //! needs), unless the table gives a figure for that many nodes.
 
-use std::collections::BTreeSet;
-
-use crate::cluster::Cluster;
+use crate::cluster::{Cluster, Node};
+use crate::index_set::IndexSet;
 use crate::throughput::Curve;
 use crate::workload::Penalty;
 
 /// (node id, GPUs on it).
 pub type Placement = Vec<(u32, u32)>;
 
+/// Nodes grouped by GPU type or by switch, each numbered within its group
+/// in the order of its id, so that a group's sets hold small indices and
+/// their order is the nodes' order.
+struct Groups {
+    /// Per group, its nodes' ids (ascending).
+    nodes: Vec<Vec<u32>>,
+    /// Per node, its index within its group.
+    local: Vec<u32>,
+    /// Per group, per free-GPU count: the group's nodes with exactly that many free.
+    by_free: Vec<Vec<IndexSet>>,
+}
+
+impl Groups {
+    /// `group` gives each node's group; nodes start with all their GPUs free.
+    fn new(c: &Cluster, groups: usize, group: impl Fn(&Node) -> usize) -> Groups {
+        let mut nodes = vec![Vec::new(); groups];
+        let mut local = vec![0; c.nodes.len()];
+        let mut most = vec![0u32; groups];
+        for n in &c.nodes {
+            let g = group(n);
+            local[n.id as usize] = nodes[g].len() as u32;
+            nodes[g].push(n.id);
+            most[g] = most[g].max(n.gpus);
+        }
+        let mut by_free: Vec<Vec<IndexSet>> = nodes
+            .iter()
+            .zip(&most)
+            .map(|(members, &m)| vec![IndexSet::new(members.len()); m as usize + 1])
+            .collect();
+        for n in &c.nodes {
+            by_free[group(n)][n.gpus as usize].insert(local[n.id as usize]);
+        }
+        Groups { nodes, local, by_free }
+    }
+
+    /// Node `node` of group `g` goes from `old` free GPUs to `free`.
+    fn moved(&mut self, g: usize, node: u32, old: u32, free: u32) {
+        let i = self.local[node as usize];
+        self.by_free[g][old as usize].remove(i);
+        self.by_free[g][free as usize].insert(i);
+    }
+
+    /// Group `g`'s nodes with exactly `free` GPUs free, by id.
+    fn with_free(&self, g: usize, free: usize) -> impl Iterator<Item = u32> + '_ {
+        let members = &self.nodes[g];
+        self.by_free[g][free].iter().map(move |i| members[i as usize])
+    }
+}
+
 pub struct Placer {
     free: Vec<u32>,
-    /// Per GPU type, per free-GPU count: nodes with exactly that many free.
-    buckets: Vec<Vec<BTreeSet<u32>>>,
+    /// Nodes by GPU type and free-GPU count.
+    types: Groups,
     /// Free GPUs per switch.
     switch_free: Vec<u32>,
-    /// Per switch, per free-GPU count: its nodes with exactly that many free
-    /// (walked from the emptiest down, so a spread placement needs no sort).
-    switch_buckets: Vec<Vec<BTreeSet<u32>>>,
+    /// Nodes by switch and free-GPU count (walked from the emptiest down,
+    /// so a spread placement needs no sort).
+    switches: Groups,
     /// Switches of each GPU type.
     type_switches: Vec<Vec<u32>>,
     node_type: Vec<u16>,
@@ -31,22 +79,10 @@ pub struct Placer {
 impl Placer {
     pub fn new(c: &Cluster) -> Placer {
         let nsw = c.nodes.iter().map(|n| n.switch + 1).max().unwrap_or(0) as usize;
-        let mut buckets: Vec<Vec<BTreeSet<u32>>> = c
-            .max_node_gpus
-            .iter()
-            .map(|&m| vec![BTreeSet::new(); m as usize + 1])
-            .collect();
         let mut switch_free = vec![0; nsw];
-        let mut switch_buckets: Vec<Vec<BTreeSet<u32>>> = vec![Vec::new(); nsw];
         let mut type_switches = vec![Vec::new(); c.gpu_types.len()];
         for n in &c.nodes {
-            buckets[n.gpu_type as usize][n.gpus as usize].insert(n.id);
             switch_free[n.switch as usize] += n.gpus;
-            let sb = &mut switch_buckets[n.switch as usize];
-            if sb.len() <= n.gpus as usize {
-                sb.resize(n.gpus as usize + 1, BTreeSet::new());
-            }
-            sb[n.gpus as usize].insert(n.id);
             let ts: &mut Vec<u32> = &mut type_switches[n.gpu_type as usize];
             if !ts.contains(&n.switch) {
                 ts.push(n.switch);
@@ -54,9 +90,9 @@ impl Placer {
         }
         Placer {
             free: c.nodes.iter().map(|n| n.gpus).collect(),
-            buckets,
+            types: Groups::new(c, c.gpu_types.len(), |n| n.gpu_type as usize),
             switch_free,
-            switch_buckets,
+            switches: Groups::new(c, nsw, |n| n.switch as usize),
             type_switches,
             node_type: c.nodes.iter().map(|n| n.gpu_type).collect(),
             node_switch: c.nodes.iter().map(|n| n.switch).collect(),
@@ -71,10 +107,8 @@ impl Placer {
             self.node_switch[node as usize] as usize,
         );
         let old = std::mem::replace(&mut self.free[x], free);
-        self.buckets[ty][old as usize].remove(&node);
-        self.buckets[ty][free as usize].insert(node);
-        self.switch_buckets[sw][old as usize].remove(&node);
-        self.switch_buckets[sw][free as usize].insert(node);
+        self.types.moved(ty, node, old, free);
+        self.switches.moved(sw, node, old, free);
         self.switch_free[sw] = self.switch_free[sw] + free - old;
     }
 
@@ -90,20 +124,18 @@ impl Placer {
 
     /// A switch's nodes with GPUs free, the emptiest first, then by id.
     fn emptiest_first(&self, s: u32) -> impl Iterator<Item = u32> + '_ {
-        self.switch_buckets[s as usize]
-            .get(1..)
-            .unwrap_or_default()
-            .iter()
+        let most = self.switches.by_free[s as usize].len();
+        (1..most)
             .rev()
-            .flatten()
-            .copied()
+            .flat_map(move |free| self.switches.with_free(s as usize, free))
     }
 
     /// Take `n` GPUs of type `ty`; `None` when the type has fewer free.
     pub fn place(&mut self, ty: u16, n: u32) -> Option<Placement> {
         let t = ty as usize;
         // One node: the fullest node that still fits (best fit keeps big holes for big jobs).
-        if let Some(node) = self.buckets[t].iter().skip(n as usize).find_map(|b| b.first().copied()) {
+        let fits = self.types.by_free[t].iter().skip(n as usize).find_map(IndexSet::first);
+        if let Some(node) = fits.map(|i| self.types.nodes[t][i as usize]) {
             self.take(node, n);
             return Some(vec![(node, n)]);
         }
