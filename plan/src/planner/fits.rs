@@ -15,7 +15,7 @@ impl Planner {
         let mut order = Vec::with_capacity(running.len());
         let mut out = Vec::with_capacity(running.len());
         for &j in running {
-            let held = ctx.st[j].alloc;
+            let held = self.held[j];
             if let Some((t, g)) = held {
                 free[t as usize] -= g;
             }

@@ -45,7 +45,7 @@ impl Planner {
         let (w, now, obj) = (ctx.w, ctx.now, self.cfg.objective);
         // 3a. Running elastic jobs keep what they hold, in order, as far as GPUs remain.
         for (i, &j) in order.iter().enumerate() {
-            if let (Some((t, g)), Some((ct, cg))) = (out[i], ctx.st[j].alloc)
+            if let (Some((t, g)), Some((ct, cg))) = (out[i], self.held[j])
                 && self.consts[j].elastic
                 && t == ct
                 && cg > g
@@ -73,7 +73,7 @@ impl Planner {
             });
         // A step from `cur`, or why there is none: `Err(Some(stuck))` where
         // the reason lasts (see `Stuck`), `Err(None)` where it may not.
-        let consts = &self.consts;
+        let (consts, held) = (&self.consts, &self.held);
         let step = |i: usize, cur: Alloc, free: &[u32]| -> Result<(f64, u32), Option<Stuck>> {
             let j = order[i];
             let job = &w.jobs[j];
@@ -102,7 +102,7 @@ impl Planner {
             // the job's curve, its count and its remaining work, which only
             // shrinks: their verdict lasts while the job holds `cur`.
             let why_not = || {
-                (!capped && ctx.st[j].alloc == Some(cur)).then_some(Stuck {
+                (!capped && held[j] == Some(cur)).then_some(Stuck {
                     alloc: cur,
                     next: Some(hull_next),
                 })
@@ -113,7 +113,7 @@ impl Planner {
             }
             let rem = ctx.st[j].remaining(now);
             // Growing a job that would otherwise run on unchanged costs a restart: only if it pays twice over.
-            if ctx.st[j].alloc == Some(cur) && rem / r0 - rem / r1 < 2.0 * costs.change_cost(next) {
+            if held[j] == Some(cur) && rem / r0 - rem / r1 < 2.0 * costs.change_cost(next) {
                 return Err(why_not());
             }
             let time = rem / r0;
@@ -129,7 +129,7 @@ impl Planner {
             let Some(a) = out[i].filter(|_| self.consts[j].elastic) else {
                 continue;
             };
-            if self.stuck[j].is_some_and(|s| s.holds(a, ctx.st[j].alloc, free)) {
+            if self.stuck[j].is_some_and(|s| s.holds(a, self.held[j], free)) {
                 continue;
             }
             match step(i, a, free) {

@@ -166,6 +166,10 @@ pub struct Planner {
     starve_at: Vec<f64>,
     /// Per job: why it could not grow from what it holds, while that lasts.
     stuck: Vec<Option<grow::Stuck>>,
+    /// Per job: what it holds, as this planner decided it (the engine applies
+    /// every change as given). The passes over the running jobs at every
+    /// event read it here, densely, instead of from the engine's job states.
+    held: Vec<Option<Alloc>>,
 }
 
 impl Planner {
@@ -188,7 +192,7 @@ impl Planner {
         }
         let t = pick_type(
             &ctx.w.jobs[j],
-            ctx.st[j].alloc.map(|a| a.0),
+            self.held[j].map(|a| a.0),
             base,
             free,
             self.cfg.type_min_ratio,
@@ -204,6 +208,7 @@ impl Planner {
         self.promoted = vec![false; n];
         self.starve_at = vec![f64::NAN; n];
         self.stuck = vec![None; n];
+        self.held = vec![None; n];
         self.admitted = vec![None; n];
         self.due = vec![f64::INFINITY; n];
         self.admissions = 0;
@@ -253,6 +258,7 @@ impl Planner {
             starving: BTreeSet::new(),
             starve_at: Vec::new(),
             stuck: Vec::new(),
+            held: Vec::new(),
         }
     }
 
@@ -337,7 +343,14 @@ impl Policy for Planner {
         };
         let obj = cfg.objective;
         // Jobs done since the last event hold nothing; newcomers wait.
-        self.running.retain(|j| ctx.st[j].done.is_none());
+        let held = &mut self.held;
+        self.running.retain(|j| {
+            let running = ctx.st[j].done.is_none();
+            if !running {
+                held[j] = None;
+            }
+            running
+        });
         for &j in ctx.arrived {
             self.watch(ctx, j, ctx.st[j].waiting_since);
         }
@@ -385,7 +398,7 @@ impl Policy for Planner {
                 .running
                 .as_slice()
                 .iter()
-                .map(|&j| u64::from(self.consts[j].base.max(ctx.st[j].alloc.map_or(0, |a| a.1))))
+                .map(|&j| u64::from(self.consts[j].base.max(self.held[j].map_or(0, |a| a.1))))
                 .sum::<u64>();
         let mut free = w.cluster.capacity.clone();
         // When every job gets its base count and keeps what it holds anyway,
@@ -454,7 +467,7 @@ impl Policy for Planner {
             let i = order.len() - 1;
             let job = &w.jobs[j];
             // The type it holds; read only where used (a load of the job's state per job and event).
-            let cur = || ctx.st[j].alloc.map(|a| a.0);
+            let cur = || self.held[j].map(|a| a.0);
             if class == 1 && cfg.elastic && job.elastic {
                 let rem = ctx.st[j].remaining(now);
                 let restart = if ctx.st[j].started || costs.ef.is_some() {
@@ -555,6 +568,7 @@ impl Policy for Planner {
         // Running jobs the order did not reach (no GPU left) stop.
         for &(_, _, _, j) in &sorted[next_sorted..] {
             changes.push((j, None));
+            self.held[j] = None;
             self.running.remove(j);
             self.wait(ctx, j, now);
         }

@@ -99,9 +99,11 @@ impl Planner {
         changes: &mut Changes,
     ) {
         for (i, &j) in order.iter().enumerate() {
-            let held = ctx.st[j].alloc;
+            let held = self.held[j];
+            debug_assert_eq!(held, ctx.st[j].alloc, "the planner's record of what job {j} holds");
             if out[i] != held {
                 changes.push((j, out[i]));
+                self.held[j] = out[i];
             }
             match (held, out[i]) {
                 (None, Some(_)) => {
