@@ -51,19 +51,6 @@ impl JobSet {
             self.at[j] = p;
         }
     }
-
-    /// Keep the jobs `keep` says yes to.
-    pub fn retain(&mut self, mut keep: impl FnMut(usize) -> bool) {
-        let mut k = 0;
-        while k < self.jobs.len() {
-            let j = self.jobs[k];
-            if keep(j) {
-                k += 1;
-            } else {
-                self.remove(j);
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -71,7 +58,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn inserts_removes_and_retains() {
+    fn inserts_removes_and_reorders() {
         let mut s = JobSet::new(4);
         for j in [3, 0, 2, 7] {
             s.insert(j);
@@ -81,7 +68,7 @@ mod tests {
         s.remove(3);
         s.remove(5);
         assert_eq!(s.as_slice(), &[7, 0, 2]);
-        s.retain(|j| j != 0);
+        s.remove(0);
         assert_eq!(s.as_slice(), &[7, 2]);
         s.reorder([2, 7]);
         s.remove(2);

@@ -71,6 +71,8 @@ pub struct Ctx<'a> {
     pub active: &'a [usize],
     /// Jobs submitted since the last event (also in `active`).
     pub arrived: &'a [usize],
+    /// Jobs that finished since the policy last decided (none of them active).
+    pub finished: &'a [usize],
     /// Jobs holding GPUs.
     pub running: &'a [usize],
 }
@@ -169,6 +171,7 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
     let mut heap: BinaryHeap<Reverse<(At, usize, u32)>> = BinaryHeap::new();
     let mut placer = Placer::new(&w.cluster);
     let mut arrived: Vec<usize> = Vec::new();
+    let mut finished: Vec<usize> = Vec::new();
     let mut changes: Changes = Vec::new();
     let mut starts: Vec<(usize, Alloc)> = Vec::new();
     // GPUs held per type, and the jobs holding them.
@@ -259,6 +262,7 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
             stop(&mut st[j], &mut segs[j], &mut placer, now);
             st[j].done = Some(tf);
             finished_now = true;
+            finished.push(j);
             let p = pos[j];
             active.swap_remove(p);
             if p < active.len() {
@@ -294,10 +298,12 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
                 st: &st,
                 active: &active,
                 arrived: &arrived,
+                finished: &finished,
                 running: running.as_slice(),
             },
             &mut changes,
         );
+        finished.clear();
         check_changes(
             w,
             policy,
@@ -398,6 +404,7 @@ pub fn run(w: &Workload, policy: &mut dyn Policy, opts: EngineOpts<'_>) -> Resul
             st: &st,
             active: &active,
             arrived: &arrived,
+            finished: &finished,
             running: running.as_slice(),
         });
     }

@@ -169,7 +169,11 @@ pub struct Planner {
     /// Per job: what it holds, as this planner decided it (the engine applies
     /// every change as given). The passes over the running jobs at every
     /// event read it here, densely, instead of from the engine's job states.
+    /// Set through `set_held`.
     held: Vec<Option<Alloc>>,
+    /// The running jobs' demand: each at the larger of its base count and
+    /// what it holds, kept as `held` changes instead of summed at every event.
+    running_demand: u64,
 }
 
 impl Planner {
@@ -209,6 +213,7 @@ impl Planner {
         self.starve_at = vec![f64::NAN; n];
         self.stuck = vec![None; n];
         self.held = vec![None; n];
+        self.running_demand = 0;
         self.admitted = vec![None; n];
         self.due = vec![f64::INFINITY; n];
         self.admissions = 0;
@@ -259,6 +264,7 @@ impl Planner {
             starve_at: Vec::new(),
             stuck: Vec::new(),
             held: Vec::new(),
+            running_demand: 0,
         }
     }
 
@@ -268,6 +274,18 @@ impl Planner {
             name: Some(name),
             ..Planner::new(cfg)
         }
+    }
+
+    /// Job `j` now holds `a`, as this planner decided.
+    fn set_held(&mut self, j: usize, a: Option<Alloc>) {
+        self.running_demand = self.running_demand - self.demand_of(j, self.held[j]) + self.demand_of(j, a);
+        self.held[j] = a;
+    }
+
+    /// What job `j` holding `a` adds to the running jobs' demand: the larger
+    /// of its base count and what it holds; nothing where it holds nothing.
+    fn demand_of(&self, j: usize, a: Option<Alloc>) -> u64 {
+        a.map_or(0, |(_, g)| u64::from(self.consts[j].base.max(g)))
     }
 
     /// Predicted remaining GPU-time at the requested count on the job's best type.
@@ -343,14 +361,10 @@ impl Policy for Planner {
         };
         let obj = cfg.objective;
         // Jobs done since the last event hold nothing; newcomers wait.
-        let held = &mut self.held;
-        self.running.retain(|j| {
-            let running = ctx.st[j].done.is_none();
-            if !running {
-                held[j] = None;
-            }
-            running
-        });
+        for &j in ctx.finished {
+            self.running.remove(j);
+            self.set_held(j, None);
+        }
         for &j in ctx.arrived {
             self.watch(ctx, j, ctx.st[j].waiting_since);
         }
@@ -392,14 +406,15 @@ impl Policy for Planner {
         // It needs every job in order.
         let hetero = w.cluster.gpu_types.len() > 1 && obj == Objective::Makespan;
         // GPUs every active job would take at its base count (or what it holds).
-        let demand = self.queue.base_total()
-            + self.starved.base_total()
-            + self
-                .running
+        debug_assert_eq!(
+            self.running_demand,
+            self.running
                 .as_slice()
                 .iter()
-                .map(|&j| u64::from(self.consts[j].base.max(self.held[j].map_or(0, |a| a.1))))
-                .sum::<u64>();
+                .map(|&j| self.demand_of(j, self.held[j]))
+                .sum::<u64>()
+        );
+        let demand = self.queue.base_total() + self.starved.base_total() + self.running_demand;
         let mut free = w.cluster.capacity.clone();
         // When every job gets its base count and keeps what it holds anyway,
         // the order changes nothing (growth goes by marginal gain, ties by
@@ -568,7 +583,7 @@ impl Policy for Planner {
         // Running jobs the order did not reach (no GPU left) stop.
         for &(_, _, _, j) in &sorted[next_sorted..] {
             changes.push((j, None));
-            self.held[j] = None;
+            self.set_held(j, None);
             self.running.remove(j);
             self.wait(ctx, j, now);
         }

@@ -103,7 +103,7 @@ impl Planner {
             debug_assert_eq!(held, ctx.st[j].alloc, "the planner's record of what job {j} holds");
             if out[i] != held {
                 changes.push((j, out[i]));
-                self.held[j] = out[i];
+                self.set_held(j, out[i]);
             }
             match (held, out[i]) {
                 (None, Some(_)) => {
