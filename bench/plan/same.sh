@@ -2,11 +2,13 @@
 # Do two builds plan the same? From the repository root:
 #   bench/plan/same.sh OLD_BIN NEW_BIN [OUTDIR]      (default OUTDIR: target/bench-same)
 # Runs both builds on the same problems and compares their outputs: every
-# schedule.csv and jobs.csv byte for byte, every JSON output without its
+# schedule.csv, jobs.csv and SVG byte for byte, every JSON output without its
 # timings and format versions (numbers equal to 12 digits). Problems: the busy 82k-job load (gen_busy.sh) on 1024 to 128 A100s
 # (`plan --objective jct`); ElasticFlow's ten ITP traces on n4g8 under each
 # objective and under `--rules elasticflow`, and `simulate --policy all` on
-# n16g8; the generated 100k-job, 10k-GPU problem (gen_problem.sh). A speed
+# n16g8; the generated 100k-job, 10k-GPU problem (gen_problem.sh); the
+# bundled A100 + T4 fixture (fixtures/plan) under each objective and
+# `simulate --policy all`. A speed
 # change should leave all of them the same; prints each difference and
 # exits 1 if there is any. About 2 minutes per build on 2 cores.
 set -euo pipefail
@@ -40,6 +42,12 @@ run_all() {  # BIN DIR
   done
   "$T" plan -q --jobs "$OUT/gen/jobs.csv" --cluster "$OUT/gen/cluster.toml" "${tp[@]}" \
     --objective jct --out "$D/gen" > /dev/null
+  # Two GPU types (A100 + T4): the paths that choose a type.
+  local fx=(--jobs fixtures/plan/jobs.csv --cluster fixtures/plan/cluster.toml --throughput fixtures/plan/throughput.csv)
+  for obj in jct deadline makespan; do
+    "$T" plan -q "${fx[@]}" --objective "$obj" --out "$D/hetero-$obj" > /dev/null
+  done
+  "$T" simulate -q "${fx[@]}" --policy all --out "$D/hetero-simulate" > /dev/null
 }
 
 echo "== $OLD" >&2
@@ -71,7 +79,7 @@ for d in sorted(os.listdir(old)):
         elif f.endswith(".json"):
             if not same(json.load(open(a)), json.load(open(b))):
                 print(f"differs: {d}/{f}"); diffs += 1
-        elif f.endswith(".csv") and not filecmp.cmp(a, b, shallow=False):
+        elif f.endswith((".csv", ".svg")) and not filecmp.cmp(a, b, shallow=False):
             print(f"differs: {d}/{f}"); diffs += 1
 print(f"{diffs} difference(s)")
 sys.exit(1 if diffs else 0)
