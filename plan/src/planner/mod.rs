@@ -169,7 +169,8 @@ pub struct Planner {
     /// Per job: what it holds, as this planner decided it (the engine applies
     /// every change as given). The passes over the running jobs at every
     /// event read it here, densely, instead of from the engine's job states.
-    /// Set through `set_held`.
+    /// Set through `set_held`, which keeps `running` (the jobs holding
+    /// something) in step.
     held: Vec<Option<Alloc>>,
     /// The running jobs' demand: each at the larger of its base count and
     /// what it holds, kept as `held` changes instead of summed at every event.
@@ -276,10 +277,16 @@ impl Planner {
         }
     }
 
-    /// Job `j` now holds `a`, as this planner decided.
+    /// Job `j` now holds `a`, as this planner decided: in the running set
+    /// (at the end when it joins) while it holds something.
     fn set_held(&mut self, j: usize, a: Option<Alloc>) {
         self.running_demand = self.running_demand - self.demand_of(j, self.held[j]) + self.demand_of(j, a);
         self.held[j] = a;
+        if a.is_some() {
+            self.running.insert(j);
+        } else {
+            self.running.remove(j);
+        }
     }
 
     /// What job `j` holding `a` adds to the running jobs' demand: the larger
@@ -362,7 +369,6 @@ impl Policy for Planner {
         let obj = cfg.objective;
         // Jobs done since the last event hold nothing; newcomers wait.
         for &j in ctx.finished {
-            self.running.remove(j);
             self.set_held(j, None);
         }
         for &j in ctx.arrived {
@@ -584,7 +590,6 @@ impl Policy for Planner {
         for &(_, _, _, j) in &sorted[next_sorted..] {
             changes.push((j, None));
             self.set_held(j, None);
-            self.running.remove(j);
             self.wait(ctx, j, now);
         }
     }

@@ -106,14 +106,8 @@ impl Planner {
                 self.set_held(j, out[i]);
             }
             match (held, out[i]) {
-                (None, Some(_)) => {
-                    self.unwait(j);
-                    self.running.insert(j);
-                }
-                (Some(_), None) => {
-                    self.running.remove(j);
-                    self.wait(ctx, j, ctx.now);
-                }
+                (None, Some(_)) => self.unwait(j),
+                (Some(_), None) => self.wait(ctx, j, ctx.now),
                 (None, None) if due_moved.contains(&j) => self.wait(ctx, j, ctx.st[j].waiting_since),
                 _ => {}
             }
