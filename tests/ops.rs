@@ -93,6 +93,36 @@ fn bench_holds_a_gpu_out_and_predicts_it_from_its_spec_sheet() {
     }
     let ets = std::fs::read_to_string(out.join("ets.csv")).unwrap();
     assert_eq!(ets.lines().filter(|l| l.starts_with("T4CPUALL,")).count(), 4, "{ets}");
+    // Per kind and pass, each file's kernels: measured where ETS recorded
+    // them, and priced at no more than the label, which adds the host's gaps.
+    let ets_kinds = std::fs::read_to_string(out.join("ets_by_kind.csv")).unwrap();
+    assert_eq!(
+        ets_kinds.lines().next().unwrap(),
+        "gpu_folder,file,kind,pass,rows,model_ms,priced_ms,measured_ms"
+    );
+    for line in ets.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let rows: Vec<Vec<&str>> = ets_kinds
+            .lines()
+            .filter(|l| l.starts_with(&format!("{},{},", f[0], f[1])))
+            .map(|l| l.split(',').collect())
+            .collect();
+        assert!(
+            rows.iter()
+                .any(|r| r[2] == "conv" && r[3] == "backward" && r[7].parse::<f64>().unwrap() > 0.0),
+            "{line}:\n{ets_kinds}"
+        );
+        assert!(
+            rows.iter().all(|r| r[7].is_empty() == (r[3] == "backward_unrecorded")),
+            "{ets_kinds}"
+        );
+        let priced: f64 = rows.iter().map(|r| r[6].parse::<f64>().unwrap()).sum();
+        let label: f64 = f[4].parse().unwrap();
+        assert!(
+            priced > 0.3 * label && priced <= label * (1.0 + 1e-9),
+            "{line}: kernels {priced} ms"
+        );
+    }
     let perop = std::fs::read_to_string(out.join("neusight_perop.csv")).unwrap();
     let rows: Vec<&str> = perop.lines().skip(1).collect();
     assert!(

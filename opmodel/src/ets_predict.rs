@@ -10,6 +10,7 @@ use std::path::Path;
 use crate::OpModelError;
 use crate::collect::GpuTable;
 use crate::ets::{EtsRow, KernelsOf, read_ets_dir};
+use crate::ets_by_kind::{KindsWriter, by_kind};
 use crate::ets_codes;
 use crate::features::Timing;
 use crate::gpu::GpuSpec;
@@ -214,6 +215,22 @@ impl EtsCalibration {
             .unwrap_or(KernelFit::ratio(1.0))
     }
 
+    /// A row's kernel time on `gpu`, µs, from the op model's `model_us`:
+    /// calibrated by its operator's fit. An unrecorded backward product
+    /// runs as its forward one does: the recorded backward rows of its
+    /// operator are the classifier's, a product of another size.
+    pub(crate) fn kernel_us(&self, gpu: &str, row: &EtsRow, model_us: f64) -> f64 {
+        let kernels = if row.unrecorded {
+            KernelsOf {
+                dir: 1,
+                ..row.kernels_of()
+            }
+        } else {
+            row.kernels_of()
+        };
+        self.kernel_fit_of(gpu, kernels).apply(model_us)
+    }
+
     /// The host's time after a row: its operator's, else its phase's.
     fn host_time_of(&self, row: &EtsRow) -> f64 {
         self.host_us
@@ -230,25 +247,12 @@ impl EtsCalibration {
     /// done. The unrecorded kernels (linear layers' backward) run at the
     /// start of the backward pass. The label runs from the first kernel's
     /// start to where the optimizer's first could start.
-    fn file_us(&self, gpu: &str, rows: &[EtsRow], model_us: &[f64]) -> f64 {
-        let kernel_us = |(row, us): (&EtsRow, &f64)| self.kernel_fit_of(gpu, row.kernels_of()).apply(*us);
-        // An unrecorded backward product runs as its forward one does: the
-        // recorded backward rows of its operator are the classifier's, a
-        // product of another size.
+    fn file_us(&self, gpu_name: &str, rows: &[EtsRow], model_us: &[f64]) -> f64 {
         let unrecorded: f64 = rows
             .iter()
             .zip(model_us)
             .filter(|(r, _)| r.unrecorded)
-            .map(|(r, us)| {
-                self.kernel_fit_of(
-                    gpu,
-                    KernelsOf {
-                        dir: 1,
-                        ..r.kernels_of()
-                    },
-                )
-                .apply(*us)
-            })
+            .map(|(r, us)| self.kernel_us(gpu_name, r, *us))
             .sum();
         let (mut host, mut gpu) = (0.0f64, 0.0f64);
         let mut first_start = None;
@@ -260,7 +264,7 @@ impl EtsCalibration {
             }
             let start = gpu.max(host);
             first_start.get_or_insert(start);
-            gpu = start + kernel_us((row, us));
+            gpu = start + self.kernel_us(gpu_name, row, *us);
             host = if ets_codes::is_loss(row.op) && row.dir == 1 {
                 host.max(gpu)
             } else {
@@ -283,6 +287,7 @@ pub fn predict_dir(
     let path = out.join("ets.csv");
     let mut w = create(&path)?;
     writeln!(w, "gpu_folder,file,batch,h,predicted_ms").map_err(write_err(&path))?;
+    let mut kinds = KindsWriter::create(out)?;
     for file in read_ets_dir(eval)? {
         if !wanted(&file.gpu_folder) && !wanted(&file.batch_key()) {
             continue;
@@ -302,6 +307,7 @@ pub fn predict_dir(
         ev.ops_predicted += predicted.len();
         let ms = calibration.file_us(&spec.name, &file.rows, &predicted) / 1e3;
         writeln!(w, "{},{},{},{},{ms:.6}", file.gpu_folder, file.file, file.batch, file.h).map_err(write_err(&path))?;
+        kinds.write(&file, &by_kind(calibration, &spec.name, &file.rows, &predicted))?;
         ev.scored.push(Scored {
             set: "ets",
             gpu: file.gpu_folder.clone(),
@@ -314,6 +320,7 @@ pub fn predict_dir(
     }
     w.flush().map_err(write_err(&path))?;
     ev.files.push(path);
+    ev.files.push(kinds.finish()?);
     Ok(())
 }
 

@@ -10,6 +10,7 @@ mod collect;
 mod csvio;
 mod error;
 pub mod ets;
+mod ets_by_kind;
 mod ets_codes;
 mod ets_predict;
 mod evaluate;
