@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 
 use crate::OpModelError;
 use crate::ets::{EtsFile, EtsRow};
-use crate::ets_predict::EtsCalibration;
 use crate::scored::{create, write_err};
 use crate::work::OpKind;
 
@@ -57,9 +56,10 @@ pub struct EtsKindTimes {
     pub measured_ms: Option<f64>,
 }
 
-/// Per kind and pass, the times of `rows` on `gpu`, `model_us` being the op
-/// model's time of each row in order.
-pub fn by_kind(calibration: &EtsCalibration, gpu: &str, rows: &[EtsRow], model_us: &[f64]) -> Vec<EtsKindTimes> {
+/// Per kind and pass, the times of `rows`, `model_us` being the op model's
+/// time of each row in order and `priced` a row's kernel time from it after
+/// the calibration (`EtsCalibration::kernel_us`).
+pub fn by_kind(rows: &[EtsRow], model_us: &[f64], priced: impl Fn(&EtsRow, f64) -> f64) -> Vec<EtsKindTimes> {
     let mut sums: BTreeMap<(u8, EtsPass), EtsKindTimes> = BTreeMap::new();
     for (row, &us) in rows.iter().zip(model_us) {
         let pass = EtsPass::of(row);
@@ -73,7 +73,7 @@ pub fn by_kind(calibration: &EtsCalibration, gpu: &str, rows: &[EtsRow], model_u
         });
         entry.rows += 1;
         entry.model_ms += us / 1e3;
-        entry.priced_ms += calibration.kernel_us(gpu, row, us) / 1e3;
+        entry.priced_ms += priced(row, us) / 1e3;
         entry.measured_ms = entry.measured_ms.zip(row.kernel_us).map(|(sum, k)| sum + k / 1e3);
     }
     sums.into_values().collect()
@@ -148,25 +148,22 @@ mod tests {
             row(2, product, None, true),
         ];
         let model_us = [50.0, 50.0, 120.0, 20.0, 40.0];
-        // No training files: every kernel priced at the op model's time.
-        let kinds = by_kind(&EtsCalibration::default(), "NVIDIA T4", &rows, &model_us);
+        // Calibrated at half the op model's time.
+        let kinds = by_kind(&rows, &model_us, |_, us| us / 2.0);
         let find = |kind: OpKind, pass: EtsPass| kinds.iter().find(|k| k.kind == kind && k.pass == pass).unwrap();
         let forward = find(relu.kind, EtsPass::Forward);
-        assert_eq!((forward.rows, forward.model_ms, forward.priced_ms), (2, 0.1, 0.1));
+        assert_eq!((forward.rows, forward.model_ms, forward.priced_ms), (2, 0.1, 0.05));
         assert_eq!(forward.measured_ms, Some(0.1));
         assert_eq!(find(relu.kind, EtsPass::Backward).measured_ms, Some(0.1));
         let unrecorded = find(product.kind, EtsPass::BackwardUnrecorded);
         assert_eq!(
             (unrecorded.rows, unrecorded.priced_ms, unrecorded.measured_ms),
-            (1, 0.04, None)
+            (1, 0.02, None)
         );
         let total: f64 = kinds.iter().map(|k| k.model_ms).sum();
         assert!((total - model_us.iter().sum::<f64>() / 1e3).abs() < 1e-12);
         // A file whose timings are zeroed has no measured time.
         let zeroed = [row(1, relu, None, false)];
-        assert_eq!(
-            by_kind(&EtsCalibration::default(), "NVIDIA T4", &zeroed, &[5.0])[0].measured_ms,
-            None
-        );
+        assert_eq!(by_kind(&zeroed, &[5.0], |_, us| us)[0].measured_ms, None);
     }
 }

@@ -307,7 +307,12 @@ pub fn predict_dir(
         ev.ops_predicted += predicted.len();
         let ms = calibration.file_us(&spec.name, &file.rows, &predicted) / 1e3;
         writeln!(w, "{},{},{},{},{ms:.6}", file.gpu_folder, file.file, file.batch, file.h).map_err(write_err(&path))?;
-        kinds.write(&file, &by_kind(calibration, &spec.name, &file.rows, &predicted))?;
+        kinds.write(
+            &file,
+            &by_kind(&file.rows, &predicted, |row, us| {
+                calibration.kernel_us(&spec.name, row, us)
+            }),
+        )?;
         ev.scored.push(Scored {
             set: "ets",
             gpu: file.gpu_folder.clone(),
