@@ -100,7 +100,11 @@ pub struct TrainArgs {
 /// neusight_e2e.csv (every label JSON under eval's neusight/label/<GPU>/),
 /// ets.csv (every ETS file under eval's ets/datasets/) and report.md (the error
 /// tables, each op kind's median predicted / measured per GPU, then every
-/// label beside NeuSight's own prediction of it).
+/// label beside NeuSight's own prediction of it); where the time goes per
+/// kind of operator and pass: neusight_e2e_by_kind.csv (labels whose graph
+/// carries its GPU's per-node latencies) and ets_by_kind.csv (each ETS
+/// file's kernels: the op model's time, calibrated, measured). Columns:
+/// schemas/FORMATS.md.
 ///
 /// Example (what bench/public.sh runs):
 ///   tracecast ops bench --train ../shared/public --eval /data/eval --out out
