@@ -1,16 +1,14 @@
 //! Where an ETS file's kernel time goes: per kind of work and pass, the op
 //! model's time, the time after the per-operator calibration the training
-//! files teach, and ETS's measured kernel time (`ets_by_kind.csv`). An ML
+//! files teach, and ETS's measured kernel time (`ets_by_kind.csv`, written
+//! by `ets_predict`, and a table of `report.md`). An ML
 //! team reads it to see which kinds of work a file's error comes from (a
 //! model's backward convolutions, say) without a build that prints rows.
 
 use std::collections::BTreeMap;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::fmt::Write as _;
 
-use crate::OpModelError;
-use crate::ets::{EtsFile, EtsRow};
-use crate::scored::{create, write_err};
+use crate::ets::EtsRow;
 use crate::work::OpKind;
 
 /// Which rows of a file a line covers.
@@ -32,7 +30,7 @@ impl EtsPass {
         }
     }
 
-    fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             EtsPass::Forward => "forward",
             EtsPass::Backward => "backward",
@@ -79,44 +77,70 @@ pub fn by_kind(rows: &[EtsRow], model_us: &[f64], priced: impl Fn(&EtsRow, f64) 
     sums.into_values().collect()
 }
 
-/// `ets_by_kind.csv`, one file's lines at a time.
-pub struct KindsWriter {
-    path: PathBuf,
-    w: BufWriter<std::fs::File>,
+/// One kind and pass of one scored ETS file, for the report.
+#[derive(Clone, Debug)]
+pub(crate) struct EtsKindScored {
+    pub gpu_folder: String,
+    pub file: String,
+    pub times: EtsKindTimes,
 }
 
-impl KindsWriter {
-    pub fn create(out: &Path) -> Result<KindsWriter, OpModelError> {
-        let path = out.join("ets_by_kind.csv");
-        let mut w = create(&path)?;
-        writeln!(w, "gpu_folder,file,kind,pass,rows,model_ms,priced_ms,measured_ms").map_err(write_err(&path))?;
-        Ok(KindsWriter { path, w })
-    }
+/// Kinds under this share of a file's measured kernel time are left out of
+/// the report's cells (they stay in `ets_by_kind.csv`).
+const LEAST_SHARE: f64 = 0.02;
 
-    pub fn write(&mut self, file: &EtsFile, kinds: &[EtsKindTimes]) -> Result<(), OpModelError> {
-        for k in kinds {
-            let measured = k.measured_ms.map(|m| format!("{m:.6}")).unwrap_or_default();
-            writeln!(
-                self.w,
-                "{},{},{},{},{},{:.6},{:.6},{measured}",
-                file.gpu_folder,
-                file.file,
-                k.kind.name(),
-                k.pass.name(),
-                k.rows,
-                k.model_ms,
-                k.priced_ms
-            )
-            .map_err(write_err(&self.path))?;
+/// Where each ETS file's kernel time goes, for `report.md`: over the rows
+/// ETS timed, priced over measured kernel time, then per kind and pass its
+/// share of the measured time, priced over measured and, in brackets, the
+/// op model's time over measured (before the calibration). Empty where no
+/// file kept its timings.
+pub(crate) fn report(rows: &[EtsKindScored]) -> String {
+    let mut files: BTreeMap<(&str, &str), Vec<(&EtsKindTimes, f64)>> = BTreeMap::new();
+    for r in rows {
+        if let Some(measured) = r.times.measured_ms {
+            files
+                .entry((&r.gpu_folder, &r.file))
+                .or_default()
+                .push((&r.times, measured));
         }
-        Ok(())
     }
-
-    /// Flushes the file; returns its path.
-    pub fn finish(mut self) -> Result<PathBuf, OpModelError> {
-        self.w.flush().map_err(write_err(&self.path))?;
-        Ok(self.path)
+    let mut md = String::new();
+    if files.is_empty() {
+        return md;
     }
+    let _ = writeln!(md, "### Where each ETS file's kernel time goes (ETS's kernel times)\n");
+    let _ = writeln!(
+        md,
+        "| GPU folder | file | kernels: priced / measured | kind, pass: share of the measured kernel time, priced / measured (op model / measured) |"
+    );
+    let _ = writeln!(md, "|---|---|---|---|");
+    for ((folder, file), mut kinds) in files {
+        let measured: f64 = kinds.iter().map(|(_, m)| m).sum();
+        let priced: f64 = kinds.iter().map(|(k, _)| k.priced_ms).sum();
+        kinds.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let cells: Vec<String> = kinds
+            .iter()
+            .filter(|(_, m)| measured > 0.0 && m / measured >= LEAST_SHARE)
+            .map(|(k, m)| {
+                format!(
+                    "{} {}: {:.0}%, {:.2} ({:.2})",
+                    k.kind.name(),
+                    k.pass.name(),
+                    100.0 * m / measured,
+                    k.priced_ms / m,
+                    k.model_ms / m
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            md,
+            "| {folder} | {file} | {:.2} | {} |",
+            priced / measured,
+            cells.join("; ")
+        );
+    }
+    md.push('\n');
+    md
 }
 
 #[cfg(test)]
@@ -165,5 +189,46 @@ mod tests {
         // A file whose timings are zeroed has no measured time.
         let zeroed = [row(1, relu, None, false)];
         assert_eq!(by_kind(&zeroed, &[5.0], |_, us| us)[0].measured_ms, None);
+    }
+
+    #[test]
+    fn the_report_shows_timed_files_and_their_main_kinds() {
+        let times =
+            |kind: OpKind, pass: EtsPass, model_ms: f64, priced_ms: f64, measured_ms: Option<f64>| EtsKindTimes {
+                kind,
+                pass,
+                rows: 1,
+                model_ms,
+                priced_ms,
+                measured_ms,
+            };
+        let scored = |file: &str, times: EtsKindTimes| EtsKindScored {
+            gpu_folder: "T4CPUALL".into(),
+            file: file.into(),
+            times,
+        };
+        let rows = [
+            scored("a.csv", times(OpKind::Conv, EtsPass::Backward, 12.0, 6.0, Some(8.0))),
+            scored("a.csv", times(OpKind::Gemm, EtsPass::Forward, 2.0, 2.0, Some(2.0))),
+            // Under 2% of the file's measured time: not a cell.
+            scored("a.csv", times(OpKind::Softmax, EtsPass::Forward, 0.1, 0.1, Some(0.1))),
+            // Not timed by ETS: neither a cell nor in the file's ratio.
+            scored(
+                "a.csv",
+                times(OpKind::Gemm, EtsPass::BackwardUnrecorded, 1.0, 1.0, None),
+            ),
+            // Timings zeroed: no line.
+            scored("blind.csv", times(OpKind::Conv, EtsPass::Forward, 1.0, 1.0, None)),
+        ];
+        let md = report(&rows);
+        let line = md.lines().find(|l| l.contains("a.csv")).unwrap();
+        // Priced over measured over the timed rows: 8.1 / 10.1.
+        assert!(line.starts_with("| T4CPUALL | a.csv | 0.80 |"), "{line}");
+        assert!(
+            line.contains("conv backward: 79%, 0.75 (1.50); gemm forward: 20%, 1.00 (1.00) |"),
+            "{line}"
+        );
+        assert!(!line.contains("softmax") && !md.contains("blind.csv"), "{md}");
+        assert!(report(&rows[4..]).is_empty());
     }
 }

@@ -4,13 +4,13 @@
 //! host calls and kernels turns into the label.
 
 use std::collections::BTreeMap;
-use std::io::Write;
-use std::path::Path;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
 
 use crate::OpModelError;
 use crate::collect::GpuTable;
-use crate::ets::{EtsRow, KernelsOf, read_ets_dir};
-use crate::ets_by_kind::{KindsWriter, by_kind};
+use crate::ets::{EtsFile, EtsRow, KernelsOf, read_ets_dir};
+use crate::ets_by_kind::{EtsKindScored, EtsKindTimes, by_kind};
 use crate::ets_codes;
 use crate::features::Timing;
 use crate::gpu::GpuSpec;
@@ -307,12 +307,15 @@ pub fn predict_dir(
         ev.ops_predicted += predicted.len();
         let ms = calibration.file_us(&spec.name, &file.rows, &predicted) / 1e3;
         writeln!(w, "{},{},{},{},{ms:.6}", file.gpu_folder, file.file, file.batch, file.h).map_err(write_err(&path))?;
-        kinds.write(
-            &file,
-            &by_kind(&file.rows, &predicted, |row, us| {
-                calibration.kernel_us(&spec.name, row, us)
-            }),
-        )?;
+        let file_kinds = by_kind(&file.rows, &predicted, |row, us| {
+            calibration.kernel_us(&spec.name, row, us)
+        });
+        kinds.write(&file, &file_kinds)?;
+        ev.ets_by_kind.extend(file_kinds.into_iter().map(|times| EtsKindScored {
+            gpu_folder: file.gpu_folder.clone(),
+            file: file.file.clone(),
+            times,
+        }));
         ev.scored.push(Scored {
             set: "ets",
             gpu: file.gpu_folder.clone(),
@@ -327,6 +330,46 @@ pub fn predict_dir(
     ev.files.push(path);
     ev.files.push(kinds.finish()?);
     Ok(())
+}
+
+/// `ets_by_kind.csv`, one file's lines at a time.
+pub struct KindsWriter {
+    path: PathBuf,
+    w: BufWriter<std::fs::File>,
+}
+
+impl KindsWriter {
+    pub fn create(out: &Path) -> Result<KindsWriter, OpModelError> {
+        let path = out.join("ets_by_kind.csv");
+        let mut w = create(&path)?;
+        writeln!(w, "gpu_folder,file,kind,pass,rows,model_ms,priced_ms,measured_ms").map_err(write_err(&path))?;
+        Ok(KindsWriter { path, w })
+    }
+
+    pub fn write(&mut self, file: &EtsFile, kinds: &[EtsKindTimes]) -> Result<(), OpModelError> {
+        for k in kinds {
+            let measured = k.measured_ms.map(|m| format!("{m:.6}")).unwrap_or_default();
+            writeln!(
+                self.w,
+                "{},{},{},{},{},{:.6},{:.6},{measured}",
+                file.gpu_folder,
+                file.file,
+                k.kind.name(),
+                k.pass.name(),
+                k.rows,
+                k.model_ms,
+                k.priced_ms
+            )
+            .map_err(write_err(&self.path))?;
+        }
+        Ok(())
+    }
+
+    /// Flushes the file; returns its path.
+    pub fn finish(mut self) -> Result<PathBuf, OpModelError> {
+        self.w.flush().map_err(write_err(&self.path))?;
+        Ok(self.path)
+    }
 }
 
 #[cfg(test)]

@@ -70,6 +70,7 @@ pub fn evaluate(
     let mut ev = Evaluation {
         scored: Vec::new(),
         by_kind: Vec::new(),
+        ets_by_kind: Vec::new(),
         files: Vec::new(),
         notes: Vec::new(),
         ops_predicted: 0,

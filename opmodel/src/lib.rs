@@ -191,8 +191,9 @@ pub fn run_public(opts: &PublicOptions) -> Result<PublicRun, OpModelError> {
             half: opts.half,
         },
     )?;
-    let report =
-        report::markdown(&evaluation.scored, &[&opts.eval, &opts.train]) + &report::by_kind(&evaluation.by_kind);
+    let report = report::markdown(&evaluation.scored, &[&opts.eval, &opts.train])
+        + &report::by_kind(&evaluation.by_kind)
+        + &ets_by_kind::report(&evaluation.ets_by_kind);
     let per_configuration = report::per_configuration(&evaluation.scored, &[&opts.eval, &opts.train]);
     let speed = if opts.measure_speed {
         Some(speed(&model, &collected, &gpus)?)

@@ -27,6 +27,8 @@ pub struct Evaluation {
     /// Per label whose graph carries its GPU's per-node latencies: predicted
     /// and measured time per kind and pass.
     pub by_kind: Vec<KindScored>,
+    /// Per predicted ETS file: its kernel time per kind and pass.
+    pub(crate) ets_by_kind: Vec<crate::ets_by_kind::EtsKindScored>,
     pub files: Vec<PathBuf>,
     /// What could not be predicted, and why.
     pub notes: Vec<String>,
