@@ -130,7 +130,9 @@ fn bench_holds_a_gpu_out_and_predicts_it_from_its_spec_sheet() {
         "{perop}"
     );
     assert!(
-        stdout.contains("End-to-end error") && stdout.contains("prediction speed"),
+        stdout.contains("End-to-end error")
+            && stdout.contains("Where each ETS file's kernel time goes")
+            && stdout.contains("prediction speed"),
         "{stdout}"
     );
 }
