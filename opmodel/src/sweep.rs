@@ -100,6 +100,7 @@ pub fn sweep(
         by_kind: String::new(),
     };
     let mut by_kind = Vec::new();
+    let mut ets_by_kind = Vec::new();
     // One fit: `held` out of training (nothing when empty), only it
     // predicted from `eval`, its files under `out/name`.
     let fold = |eval: &Path, name: &str, held: &[String]| {
@@ -122,6 +123,10 @@ pub fn sweep(
             .runs
             .push((unit.join(" + "), run.fit_seconds, run.evaluation.ops_predicted));
         let held = unit.join(" + ");
+        ets_by_kind.extend(run.evaluation.ets_by_kind.into_iter().map(|mut k| {
+            k.file = format!("{} (held out: {held})", k.file);
+            k
+        }));
         let scored = run.evaluation.scored.into_iter().map(|mut s| {
             if s.set == "ets" {
                 s.group = format!("{} (held out: {held})", s.group);
@@ -185,8 +190,9 @@ pub fn sweep(
     result.by_kind = format!(
         "Leave one GPU out (`tracecast ops sweep`): each GPU's labels predicted by an op model that \
          never trained on it, against the latencies NeuSight measured for the same graph nodes on \
-         that GPU.\n\n{}",
-        report::by_kind(&by_kind)
+         that GPU.\n\n{}{}",
+        report::by_kind(&by_kind),
+        crate::ets_by_kind::report(&ets_by_kind)
     );
     Ok(result)
 }
