@@ -18,6 +18,14 @@ fn ops_bench(train: &Path, eval: &Path, out: &Path, more: &[&str]) -> std::proce
     tracecast(&args)
 }
 
+/// The fields of the lines of `csv` that start with `prefix`.
+fn rows_starting<'a>(csv: &'a str, prefix: &str) -> Vec<Vec<&'a str>> {
+    csv.lines()
+        .filter(|l| l.starts_with(prefix))
+        .map(|l| l.split(',').collect())
+        .collect()
+}
+
 /// Leave one GPU out on the real data: the T4's labels and per-op rows are
 /// predicted from its spec sheet by a model that never saw a T4.
 #[test]
@@ -71,11 +79,7 @@ fn bench_holds_a_gpu_out_and_predicts_it_from_its_spec_sheet() {
     for line in e2e.lines().skip(1) {
         let f: Vec<&str> = line.split(',').collect();
         let label = f[..5].join(",");
-        let rows: Vec<Vec<&str>> = kinds
-            .lines()
-            .filter(|l| l.starts_with(&format!("{label},")))
-            .map(|l| l.split(',').collect())
-            .collect();
+        let rows = rows_starting(&kinds, &format!("{label},"));
         assert!(
             rows.iter().any(|r| r[5] == "gemm" && r[6] == "forward"),
             "{label}:\n{kinds}"
@@ -102,11 +106,7 @@ fn bench_holds_a_gpu_out_and_predicts_it_from_its_spec_sheet() {
     );
     for line in ets.lines().skip(1) {
         let f: Vec<&str> = line.split(',').collect();
-        let rows: Vec<Vec<&str>> = ets_kinds
-            .lines()
-            .filter(|l| l.starts_with(&format!("{},{},", f[0], f[1])))
-            .map(|l| l.split(',').collect())
-            .collect();
+        let rows = rows_starting(&ets_kinds, &format!("{},{},", f[0], f[1]));
         assert!(
             rows.iter()
                 .any(|r| r[2] == "conv" && r[3] == "backward" && r[7].parse::<f64>().unwrap() > 0.0),

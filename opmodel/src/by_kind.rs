@@ -8,6 +8,11 @@ use std::collections::BTreeMap;
 use crate::graph::ModelGraph;
 use crate::work::{OpKind, Pass};
 
+/// Kinds and passes under this share of the measured time are left out of
+/// the reports' tables (a GPU and mode's in `report.md`, an ETS file's in
+/// `ets_by_kind::report`); the CSV files keep them.
+pub(crate) const LEAST_KIND_SHARE: f64 = 0.02;
+
 /// One kind and pass of a graph: its work-launching nodes (counted once per
 /// run of a repeated layer), their predicted and their measured time.
 #[derive(Clone, Debug, PartialEq)]

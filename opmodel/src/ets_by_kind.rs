@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::by_kind::LEAST_KIND_SHARE;
 use crate::ets::EtsRow;
 use crate::work::OpKind;
 
@@ -85,10 +86,6 @@ pub(crate) struct EtsKindScored {
     pub times: EtsKindTimes,
 }
 
-/// Kinds under this share of a file's measured kernel time are left out of
-/// the report's cells (they stay in `ets_by_kind.csv`).
-const LEAST_SHARE: f64 = 0.02;
-
 /// Where each ETS file's kernel time goes, for `report.md`: over the rows
 /// ETS timed, priced over measured kernel time, then per kind and pass its
 /// share of the measured time, priced over measured and, in brackets, the
@@ -120,7 +117,7 @@ pub(crate) fn report(rows: &[EtsKindScored]) -> String {
         kinds.sort_by(|a, b| b.1.total_cmp(&a.1));
         let cells: Vec<String> = kinds
             .iter()
-            .filter(|(_, m)| measured > 0.0 && m / measured >= LEAST_SHARE)
+            .filter(|(_, m)| measured > 0.0 && m / measured >= LEAST_KIND_SHARE)
             .map(|(k, m)| {
                 format!(
                     "{} {}: {:.0}%, {:.2} ({:.2})",

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::path::Path;
 
+use crate::by_kind::LEAST_KIND_SHARE;
 use crate::csvio::CsvTable;
 use crate::scored::{KindScored, Scored};
 
@@ -304,10 +305,6 @@ impl MapeGrid {
             .collect()
     }
 }
-
-/// Kinds and passes under this share of a GPU and mode's measured time are
-/// left out of the table.
-const LEAST_KIND_SHARE: f64 = 0.02;
 
 /// One kind and pass summed over a GPU and mode's labels.
 #[derive(Default)]
