@@ -51,7 +51,7 @@ pub(crate) struct Forest {
 
 /// Rows a tree walks at once: their walks are independent, so the CPU
 /// overlaps them instead of waiting on one row's chain of node loads.
-const LANES: usize = 8;
+const LANES: usize = 16;
 
 fn values<T: std::str::FromStr>(line: &str, key: &str) -> Result<Vec<T>, String> {
     line.split(' ')
