@@ -111,12 +111,17 @@ pub struct TrainArgs {
 #[derive(Args)]
 #[command(verbatim_doc_comment)]
 pub struct BenchArgs {
+    /// A directory laid out like ../shared/public (`neusight/` and/or
+    /// `ets/`): the only measurements the model is fitted and calibrated on.
     #[arg(long)]
     train: PathBuf,
     #[command(flatten)]
     extra: ExtraArgs,
+    /// A directory of the same layout to predict: its shapes, graphs, model
+    /// configs and spec sheets are read, its latencies only to score.
     #[arg(long)]
     eval: PathBuf,
+    /// Where the prediction files and report.md are written (created if missing).
     #[arg(long)]
     out: PathBuf,
     /// Leave these GPUs' measurements out of training (NeuSight folder names, ETS folders, or `ets-batch:N`).
@@ -148,6 +153,8 @@ pub struct BenchArgs {
 #[derive(Args)]
 #[command(verbatim_doc_comment)]
 pub struct SweepArgs {
+    /// A directory laid out like ../shared/public: each GPU's measurements
+    /// in turn are left out of the fit and predicted from its spec sheet.
     #[arg(long)]
     public: PathBuf,
     #[command(flatten)]
