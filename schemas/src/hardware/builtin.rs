@@ -80,4 +80,35 @@ mod tests {
         assert!(catalog.resolve("Tesla V100-DGXS-32GB").is_some());
         assert!(catalog.resolve("NVIDIA A100-PG509-200").is_some());
     }
+
+    /// A profile without the tensor-core rates its architecture has is
+    /// priced on its FP32 lanes in 16 bits (the RTX 3080 Ti once came out
+    /// 1.4x slower than the RTX 3090, nearly the same chip): every NVIDIA
+    /// profile with an FP32 peak states FP16 from Volta (7.0) on, and TF32
+    /// and BF16 from Ampere (8.0) on.
+    #[test]
+    fn nvidia_profiles_state_the_tensor_rates_of_their_architecture() {
+        for (file, text) in BUILTIN {
+            let p = HardwareProfile::from_toml_str(text, Path::new(file)).unwrap();
+            let Some(cc) = p.compute_capability.as_deref().and_then(|c| c.parse::<f64>().ok()) else {
+                continue;
+            };
+            let c = &p.compute;
+            if p.vendor != crate::hardware::Vendor::Nvidia || c.peak_fp32_tflops.is_none() {
+                continue;
+            }
+            if cc >= 7.0 {
+                assert!(
+                    c.peak_fp16_tflops.is_some(),
+                    "{file}: compute capability {cc}, no FP16 tensor rate"
+                );
+            }
+            if cc >= 8.0 {
+                assert!(
+                    c.peak_tf32_tflops.is_some() && c.peak_bf16_tflops.is_some(),
+                    "{file}: compute capability {cc}, no TF32 or BF16 tensor rate"
+                );
+            }
+        }
+    }
 }
