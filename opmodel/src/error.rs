@@ -21,6 +21,8 @@ pub enum OpModelError {
     GpuLookup(#[from] tracecast_schemas::hardware::GpuLookupError),
     #[error("LightGBM: {0}")]
     LightGbm(String),
+    #[error(transparent)]
+    Chart(#[from] tracecast_charts::ChartError),
     #[error(
         "no measured operators to fit on: the training directories hold no NeuSight per-op rows, \
          per-node graph latencies or ETS files (those left after any --holdout)"

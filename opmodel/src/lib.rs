@@ -20,6 +20,7 @@ pub mod gpu;
 pub mod graph;
 mod model;
 pub mod neusight;
+mod plots;
 mod price;
 mod report;
 mod scored;

@@ -254,6 +254,20 @@ fn bench_writes_every_prediction_file_and_never_reads_eval_latencies() {
     );
     assert!(blind_run.per_configuration.is_empty());
     assert!(blind_run.collected.per_op_rows == 12 && blind_run.collected.node_rows > 0);
+    // A chart of predicted against measured only where something was
+    // measured (these directories have no per-op test rows to chart).
+    let chart = "neusight_e2e.svg";
+    let svg = std::fs::read_to_string(out_measured.join(chart)).unwrap();
+    assert!(
+        svg.starts_with("<svg") && svg.contains("measured latency (ms)"),
+        "{svg}"
+    );
+    assert!(
+        scored.evaluation.files.contains(&out_measured.join(chart)),
+        "{chart} listed"
+    );
+    assert!(!out_measured.join("neusight_perop.svg").exists());
+    assert!(!out_blind.join(chart).exists(), "nothing to chart in a blind set");
 }
 
 /// The readers' rows as Arrow tables, columns by name: what `tracecast sql

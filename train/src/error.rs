@@ -29,8 +29,8 @@ pub enum TrainError {
     LightGbm(String),
     #[error("{}: {reason}", path.display())]
     Model { path: PathBuf, reason: String },
-    #[error("{}: cannot draw the chart: {reason}", path.display())]
-    Chart { path: PathBuf, reason: String },
+    #[error(transparent)]
+    Chart(#[from] tracecast_charts::ChartError),
 }
 
 impl From<lightgbm3::Error> for TrainError {

@@ -15,7 +15,6 @@ mod export;
 mod hardware;
 mod labels;
 mod metrics;
-mod plot;
 mod report;
 mod split;
 mod table;
@@ -160,13 +159,26 @@ pub fn train(request: &TrainRequest<'_>, mut progress: impl FnMut(Progress<'_>))
         .filter_map(|s| Some((s.measured_ns / 1e6, s.predicted_ns[0]? / 1e6)))
         .collect();
     let scatter = out.join("scatter.svg");
-    plot::scatter(
+    tracecast_charts::scatter(
         &scatter,
-        &format!("held-out steps, {} split", evaluation.split),
-        &points,
+        &tracecast_charts::Scatter {
+            title: &format!("held-out steps, {} split", evaluation.split),
+            quantity: "step time (ms)",
+            series: &[tracecast_charts::Series {
+                name: "steps",
+                points: &points,
+            }],
+        },
     )?;
     let chart = out.join("importance.svg");
-    plot::importance(&chart, "window model: top inputs by gain", &names, &gains, 25)?;
+    tracecast_charts::ranked_shares(
+        &chart,
+        "window model: top inputs by gain",
+        "share of total gain (%)",
+        &names,
+        &gains,
+        25,
+    )?;
     files.extend([scatter, chart]);
     Ok(TrainOutcome {
         summary: report::summary(&evaluation),

@@ -103,8 +103,10 @@ pub struct TrainArgs {
 /// label beside NeuSight's own prediction of it); where the time goes per
 /// kind of operator and pass: neusight_e2e_by_kind.csv (labels whose graph
 /// carries its GPU's per-node latencies) and ets_by_kind.csv (each ETS
-/// file's kernels: the op model's time, calibrated, measured). Columns:
-/// schemas/FORMATS.md.
+/// file's kernels: the op model's time, calibrated, measured); and where
+/// eval kept measurements, charts of predicted against measured time
+/// (neusight_perop.svg by op kind, neusight_e2e.svg and ets.svg by GPU).
+/// Columns: schemas/FORMATS.md.
 ///
 /// Example (what bench/public.sh runs):
 ///   tracecast ops bench --train ../shared/public --eval /data/eval --out out
