@@ -16,8 +16,9 @@
 #       (default bench/public-sweep) and the tables into bench/README.md
 #       between the "public sweep" markers, and every held-out label beside
 #       NeuSight's own prediction into bench/public-per-configuration.md,
-#       and where each held-out GPU's time goes by kind of operator into
-#       bench/public-by-kind.md.
+#       where each held-out GPU's time goes by kind of operator into
+#       bench/public-by-kind.md, and every held-out label's prediction
+#       against its measurement into bench/public-e2e.svg.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 make -s build
@@ -48,6 +49,9 @@ PY
   # Where each held-out GPU's time goes, by kind of operator and pass.
   cp "$OUT/by_kind.md" bench/public-by-kind.md
   echo "by-kind table written into bench/public-by-kind.md"
+  # Every held-out label's prediction against its measurement, by GPU.
+  cp "$OUT/neusight_e2e.svg" bench/public-e2e.svg
+  echo "held-out labels charted in bench/public-e2e.svg"
 else
   [ $# -ge 6 ] || { sed -n 2,19p "$0"; exit 2; }
   "$BIN" ops bench "$@"

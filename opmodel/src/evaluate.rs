@@ -86,7 +86,7 @@ pub fn evaluate(
         ets_predict::predict_dir(model, calibration, eval, gpus, out, &wanted, &mut ev)?;
     }
     ev.predict_seconds = started.elapsed().as_secs_f64();
-    let charts = crate::plots::write(out, &ev.scored)?;
+    let charts = crate::plots::write(out, &ev.scored, "")?;
     ev.files.extend(charts);
     Ok(ev)
 }

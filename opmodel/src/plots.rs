@@ -44,8 +44,9 @@ const CHARTS: [Chart; 3] = [
 ];
 
 /// Writes into `out` a chart for every set of `scored` with at least one
-/// measurement; returns the files written.
-pub(crate) fn write(out: &Path, scored: &[Scored]) -> Result<Vec<PathBuf>, OpModelError> {
+/// measurement, `setting` (how the predictions were made, e.g. "each GPU
+/// held out of training") after each title; returns the files written.
+pub(crate) fn write(out: &Path, scored: &[Scored], setting: &str) -> Result<Vec<PathBuf>, OpModelError> {
     let mut files = Vec::new();
     for chart in &CHARTS {
         let mut groups: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
@@ -60,10 +61,15 @@ pub(crate) fn write(out: &Path, scored: &[Scored]) -> Result<Vec<PathBuf>, OpMod
         }
         let series: Vec<Series<'_>> = groups.iter().map(|(name, points)| Series { name, points }).collect();
         let path = out.join(chart.file);
+        let title = if setting.is_empty() {
+            chart.title.to_string()
+        } else {
+            format!("{} ({setting})", chart.title)
+        };
         scatter(
             &path,
             &Scatter {
-                title: chart.title,
+                title: &title,
                 quantity: chart.quantity,
                 series: &series,
             },
@@ -99,7 +105,7 @@ mod tests {
             row("e2e", "Tesla_T4", "inf bert_large", Some(3.0)),
             row("ets", "T4CPUALL", "alexnet", None),
         ];
-        let files = write(dir.path(), &scored).unwrap();
+        let files = write(dir.path(), &scored, "each GPU held out").unwrap();
         let names: Vec<_> = files.iter().map(|f| f.file_name().unwrap().to_str().unwrap()).collect();
         assert_eq!(
             names,
@@ -108,6 +114,10 @@ mod tests {
         );
         let perop = std::fs::read_to_string(&files[0]).unwrap();
         assert!(perop.contains("bmm") && perop.contains("softmax"), "series by op kind");
+        assert!(
+            perop.contains("by op kind (each GPU held out)"),
+            "the setting in the title"
+        );
         let e2e = std::fs::read_to_string(&files[1]).unwrap();
         assert_eq!(e2e.matches("<circle").count(), 2, "one GPU: two points, no legend");
     }

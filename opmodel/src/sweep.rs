@@ -29,6 +29,9 @@ pub struct SweepResult {
     pub per_configuration: String,
     /// Where each held-out GPU's end-to-end time goes, per kind and pass.
     pub by_kind: String,
+    /// Charts of the held-out GPUs', ETS folders' and batches' predictions
+    /// against their measurements, in `out`.
+    pub charts: Vec<PathBuf>,
 }
 
 /// `progress` is called with each held-out GPU before its fit.
@@ -98,6 +101,7 @@ pub fn sweep(
         report: String::new(),
         per_configuration: String::new(),
         by_kind: String::new(),
+        charts: Vec::new(),
     };
     let mut by_kind = Vec::new();
     let mut ets_by_kind = Vec::new();
@@ -194,6 +198,7 @@ pub fn sweep(
         report::by_kind(&by_kind),
         crate::ets_by_kind::report(&ets_by_kind)
     );
+    result.charts = crate::plots::write(out, &result.scored, "each held out of training")?;
     Ok(result)
 }
 

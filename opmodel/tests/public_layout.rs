@@ -520,4 +520,12 @@ fn sweep_holds_out_the_extra_directories_gpus_too() {
     assert_eq!(c_rows.len(), 1, "GPU_C's one label predicted");
     assert!(c_rows[0].measured_ms.is_some() && c_rows[0].predicted_ms > 0.0);
     assert!(result.report.contains("GPU_C"), "{}", result.report);
+    // The held-out labels charted together, every held-out GPU a series.
+    let chart = dir.path().join("out/neusight_e2e.svg");
+    assert!(result.charts.contains(&chart), "{:?}", result.charts);
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(
+        svg.contains("GPU_C") && svg.contains("each held out of training"),
+        "{svg}"
+    );
 }

@@ -161,7 +161,8 @@ pub struct SweepArgs {
     public: PathBuf,
     #[command(flatten)]
     extra: ExtraArgs,
-    /// Output directory: one folder of predictions per held-out GPU, and sweep.md.
+    /// Output directory: one folder of predictions per held-out GPU, sweep.md, per_configuration.md,
+    /// by_kind.md, and charts of every held-out prediction against its measurement.
     #[arg(long)]
     out: PathBuf,
     #[command(flatten)]
@@ -442,6 +443,9 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
                 per_configuration.display(),
                 by_kind.display()
             );
+            for chart in &result.charts {
+                println!("  and {} (held-out predictions against measurements)", chart.display());
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
