@@ -180,7 +180,7 @@ pub fn run_public(opts: &PublicOptions) -> Result<PublicRun, OpModelError> {
     let (model, collected) = train_public(&roots, &gpus, &opts.holdout, &opts.params)?;
     let fit_seconds = started.elapsed().as_secs_f64();
     let calibration = ets_predict::calibrate(&model, &opts.train, &gpus, &opts.holdout)?;
-    let evaluation = evaluate::evaluate(
+    let mut evaluation = evaluate::evaluate(
         &model,
         &calibration,
         &opts.train,
@@ -196,6 +196,9 @@ pub fn run_public(opts: &PublicOptions) -> Result<PublicRun, OpModelError> {
         + &report::by_kind(&evaluation.by_kind)
         + &ets_by_kind::report(&evaluation.ets_by_kind);
     let per_configuration = report::per_configuration(&evaluation.scored, &[&opts.eval, &opts.train]);
+    let report_path = opts.out.join("report.md");
+    std::fs::write(&report_path, format!("{report}\n{per_configuration}")).map_err(scored::write_err(&report_path))?;
+    evaluation.files.push(report_path);
     let speed = if opts.measure_speed {
         Some(speed(&model, &collected, &gpus)?)
     } else {

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::ets::read_ets_dir;
 use crate::model::FitParams;
 use crate::neusight::read_labels;
-use crate::scored::Scored;
+use crate::scored::{Scored, write_err};
 use crate::{OpModelError, PublicOptions, report, run_public, spec_sheets};
 
 pub struct SweepResult {
@@ -29,9 +29,10 @@ pub struct SweepResult {
     pub per_configuration: String,
     /// Where each held-out GPU's end-to-end time goes, per kind and pass.
     pub by_kind: String,
-    /// Charts of the held-out GPUs', ETS folders' and batches' predictions
-    /// against their measurements, in `out`.
-    pub charts: Vec<PathBuf>,
+    /// What it wrote into `out` besides each fold's folder: `sweep.md`
+    /// (`report`), `per_configuration.md`, `by_kind.md`, and the charts of
+    /// every held-out prediction against its measurement.
+    pub files: Vec<PathBuf>,
 }
 
 /// `progress` is called with each held-out GPU before its fit.
@@ -101,7 +102,7 @@ pub fn sweep(
         report: String::new(),
         per_configuration: String::new(),
         by_kind: String::new(),
-        charts: Vec::new(),
+        files: Vec::new(),
     };
     let mut by_kind = Vec::new();
     let mut ets_by_kind = Vec::new();
@@ -198,7 +199,17 @@ pub fn sweep(
         report::by_kind(&by_kind),
         crate::ets_by_kind::report(&ets_by_kind)
     );
-    result.charts = crate::plots::write(out, &result.scored, "each held out of training")?;
+    for (name, text) in [
+        ("sweep.md", &result.report),
+        ("per_configuration.md", &result.per_configuration),
+        ("by_kind.md", &result.by_kind),
+    ] {
+        let path = out.join(name);
+        std::fs::write(&path, text).map_err(write_err(&path))?;
+        result.files.push(path);
+    }
+    let charts = crate::plots::write(out, &result.scored, "each held out of training")?;
+    result.files.extend(charts);
     Ok(result)
 }
 

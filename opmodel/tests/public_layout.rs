@@ -268,6 +268,10 @@ fn bench_writes_every_prediction_file_and_never_reads_eval_latencies() {
     );
     assert!(!out_measured.join("neusight_perop.svg").exists());
     assert!(!out_blind.join(chart).exists(), "nothing to chart in a blind set");
+    // The library writes the report too, so that a service gets the CLI's files.
+    let report = std::fs::read_to_string(out_measured.join("report.md")).unwrap();
+    assert!(report.starts_with(&scored.report), "{report}");
+    assert!(scored.evaluation.files.contains(&out_measured.join("report.md")));
 }
 
 /// The readers' rows as Arrow tables, columns by name: what `tracecast sql
@@ -522,7 +526,9 @@ fn sweep_holds_out_the_extra_directories_gpus_too() {
     assert!(result.report.contains("GPU_C"), "{}", result.report);
     // The held-out labels charted together, every held-out GPU a series.
     let chart = dir.path().join("out/neusight_e2e.svg");
-    assert!(result.charts.contains(&chart), "{:?}", result.charts);
+    assert!(result.files.contains(&chart), "{:?}", result.files);
+    let sweep_md = std::fs::read_to_string(dir.path().join("out/sweep.md")).unwrap();
+    assert_eq!(sweep_md, result.report, "the library writes its report");
     let svg = std::fs::read_to_string(&chart).unwrap();
     assert!(
         svg.contains("GPU_C") && svg.contains("each held out of training"),

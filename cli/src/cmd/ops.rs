@@ -3,7 +3,6 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use anyhow::Context;
 use clap::{Args, Subcommand};
 use tracecast_opmodel::{FitParams, Optimizer, PriceJob, PublicOptions, run_public, sweep, train_to_file};
 use tracecast_predict::{TransformerJob, TransformerPrediction, price_transformer, priced_csv, write_price_outputs};
@@ -327,9 +326,6 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
             if let Some(path) = &args.save_model {
                 run.model.save(path)?;
             }
-            let report_path = args.out.join("report.md");
-            std::fs::write(&report_path, format!("{}\n{}", run.report, run.per_configuration))
-                .with_context(|| format!("writing {}", report_path.display()))?;
             println!(
                 "fitted on {} rows in {:.1} s; predicted {} operators in {:.2} s ({:.0} ops/s)",
                 run.model.card.rows,
@@ -364,7 +360,7 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
                 eprintln!("note: {note}");
             }
             println!("wrote {}:", args.out.display());
-            for f in run.evaluation.files.iter().chain([&report_path]) {
+            for f in &run.evaluation.files {
                 println!("  {}", f.display());
             }
         }
@@ -426,25 +422,13 @@ pub fn run(command: OpsCommand, ui: &Ui) -> anyhow::Result<ExitCode> {
                 bar.set_message(format!("leave-one-GPU-out: holding out {unit}"));
             })?;
             bar.finish_and_clear();
-            let path = args.out.join("sweep.md");
-            std::fs::write(&path, &result.report).with_context(|| format!("writing {}", path.display()))?;
-            let per_configuration = args.out.join("per_configuration.md");
-            std::fs::write(&per_configuration, &result.per_configuration)
-                .with_context(|| format!("writing {}", per_configuration.display()))?;
-            let by_kind = args.out.join("by_kind.md");
-            std::fs::write(&by_kind, &result.by_kind).with_context(|| format!("writing {}", by_kind.display()))?;
             for (unit, seconds, ops) in &result.runs {
                 println!("held out {unit}: fit {seconds:.1} s, {ops} operators predicted");
             }
             print!("{}", result.report);
-            println!(
-                "wrote {}, {} (every label of a held-out GPU, beside NeuSight's prediction) and {} (where each held-out GPU's time goes, by kind of operator)",
-                path.display(),
-                per_configuration.display(),
-                by_kind.display()
-            );
-            for chart in &result.charts {
-                println!("  and {} (held-out predictions against measurements)", chart.display());
+            println!("wrote {}:", args.out.display());
+            for f in &result.files {
+                println!("  {}", f.display());
             }
         }
     }
