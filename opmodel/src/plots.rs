@@ -10,6 +10,9 @@ use tracecast_charts::{Scatter, Series, scatter};
 use crate::OpModelError;
 use crate::scored::Scored;
 
+/// The most points a series draws (each is a few hundred bytes of SVG).
+const MOST_POINTS_PER_SERIES: usize = 2000;
+
 /// What one chart draws: a set of `Scored` rows, coloured by GPU or by group.
 struct Chart {
     set: &'static str,
@@ -59,7 +62,20 @@ pub(crate) fn write(out: &Path, scored: &[Scored], setting: &str) -> Result<Vec<
         if groups.is_empty() {
             continue;
         }
-        let series: Vec<Series<'_>> = groups.iter().map(|(name, points)| Series { name, points }).collect();
+        // A series of many points keeps every k-th, so that the SVG stays
+        // light enough for a browser; the legend says so.
+        let thinned: Vec<(String, Vec<(f64, f64)>)> = groups
+            .into_iter()
+            .map(|(name, points)| {
+                let every = points.len().div_ceil(MOST_POINTS_PER_SERIES);
+                if every <= 1 {
+                    return (name.to_string(), points);
+                }
+                let kept: Vec<(f64, f64)> = points.iter().copied().step_by(every).collect();
+                (format!("{name} (1 in {every} of {})", points.len()), kept)
+            })
+            .collect();
+        let series: Vec<Series<'_>> = thinned.iter().map(|(name, points)| Series { name, points }).collect();
         let path = out.join(chart.file);
         let title = if setting.is_empty() {
             chart.title.to_string()
@@ -120,5 +136,21 @@ mod tests {
         );
         let e2e = std::fs::read_to_string(&files[1]).unwrap();
         assert_eq!(e2e.matches("<circle").count(), 2, "one GPU: two points, no legend");
+    }
+
+    #[test]
+    fn a_large_series_keeps_every_kth_point_and_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let n = 2 * MOST_POINTS_PER_SERIES + 1;
+        let mut scored: Vec<Scored> = (0..n).map(|_| row("perop", "Tesla_T4", "bmm", Some(1.0))).collect();
+        scored.push(row("perop", "Tesla_T4", "softmax", Some(1.0)));
+        let files = write(dir.path(), &scored, "").unwrap();
+        let svg = std::fs::read_to_string(&files[0]).unwrap();
+        assert!(
+            svg.contains(&format!("bmm (1 in 3 of {n})")),
+            "the legend says how many"
+        );
+        // Every third bmm row, the softmax point, and one legend mark each.
+        assert_eq!(svg.matches("<circle").count(), n.div_ceil(3) + 1 + 2);
     }
 }
