@@ -92,7 +92,8 @@ pub struct TrainArgs {
 /// measured latencies. The evaluation directory's latencies are never read
 /// for predicting: only its shapes, graphs and spec sheets. ETS's files in
 /// --train calibrate the ETS predictions (kernel-library factors per
-/// operator for matrix work, a line per operator for streaming work,
+/// operator for matrix work, held within twice the arithmetic intensities
+/// they were learned on; a line per operator for streaming work;
 /// per-operator and per-iteration host gaps).
 ///
 /// OUT gets neusight_perop.csv (every row of eval's neusight/per_op/test),
