@@ -521,7 +521,7 @@ mod tests {
         assert_eq!(fit.apply(100.0, &classifier(128.0)), 50.0, "within twice the range");
         // A transformer's product, 16k rows: another regime.
         let fat = OpWork::linear(1.0, 16448.0, 768.0, 3072.0);
-        assert!(intensity(&fat) > 2.0 * hi);
+        assert!(intensity(&fat) > INTENSITY_REACH * hi);
         assert_eq!(fit.apply(100.0, &fat), 100.0, "beyond: the op model's price");
         assert_eq!(fit.apply(100.0, &classifier(1.0)), 100.0, "below too");
         let relu = OpWork::elementwise(crate::work::EwFunc::Relu, 1e6, 1.0);
